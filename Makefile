@@ -16,11 +16,11 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-## The README's test command (CI runs it through .ci/run). The quick demo has its own target.
+## The README's test command (CI runs it through .ci/run), the quick demo end to end included.
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not demo"
+	$(PY) -m pytest -q
 
-## The quick demo end to end, with assertions on the forgetting it measures.
+## Only the quick demo end to end (about 3 minutes), with assertions on the forgetting it measures.
 test-demo: $(STAMP)
 	$(PY) -m pytest -q -m demo
 

@@ -7,15 +7,18 @@ What it does, and why each step is there:
 2. *Pretrains* the model on the ``pretrain`` facts, rendered exactly as the
    ``postforget_demo_facts`` task prompts them, until it answers nearly all of them: this is
    the model ``before``.
-3. *Post-trains* two copies on the ``posttrain`` facts: ``after`` (posttrain facts only) and
-   ``after_replay`` (the same steps with part of every batch replayed from the pretrain facts).
-   Nothing is staged: the pretrain facts get lost only because the shared weights are reused.
-4. Trains two *unrelated* models (fresh random inits, posttrain facts only): they answer in the
-   right format but know none of the pretrain facts, so pairing them shows the forgetting that
-   guessing alone produces (raw F well above 0, chance-adjusted F_true near 0).
+3. *Post-trains* two copies on the ``posttrain`` facts (other facts about the same invented
+   entities): ``after`` (posttrain facts only) and ``after_replay`` (the same steps with one
+   example in 16 replayed from the pretrain facts). Nothing is staged: no pretrain fact is
+   contradicted or trained away on purpose; they get lost because learning the new facts
+   rewrites the weights that held them.
+4. Trains two *unrelated* models (fresh random inits, a little posttrain data, each with the
+   options in its own order): they answer in the right format but know none of the pretrain facts, so pairing them shows the "forgetting"
+   that guessing alone produces: a raw F of the order of the chance baseline F_chance, and a
+   chance-adjusted F_true near 0.
 5. Saves every model as an ordinary Hugging Face checkpoint, evaluates each with the real
-   ``lm_eval`` CLI (``--model hf --log_samples``, sampling, one run per seed), and pairs the runs
-   with ``postforget-pair``.
+   ``lm_eval`` CLI (``--model hf --log_samples``, sampling, one run per seed; ``unrelated_b`` with
+   seeds of its own, see ``EVAL_SEED_OFFSET``), and pairs the runs with ``postforget-pair``.
 
 The default run takes a few minutes on 2 CPU cores; ``--quick`` is the small version the tests run.
 """
@@ -68,7 +71,7 @@ BATCH_SIZE = 32
 LR = 3e-3
 WARMUP_STEPS = 30
 EVAL_EVERY = 25
-MAX_GEN_TOKS = 8  # "\nAnswer: X" and EOS are 5 tokens
+MAX_GEN_TOKS = 16  # "\nAnswer: X" and EOS are 5 tokens; a guessing model may ramble a little first
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,7 @@ class Settings:
     n_facts: int  # pretrain facts: the evaluated task's size
     n_post: int  # posttrain facts
     pretrain_target: float  # pretraining stops once this share of pretrain facts is answered right
-    pretrain_max_steps: int
+    pretrain_max_steps: int  # about twice what reaching the target takes: bounds the run time
     post_steps: int
     post_lr: float
     replay: float  # share of every after_replay batch drawn from the pretrain facts
@@ -86,10 +89,12 @@ class Settings:
     seeds: tuple[int, ...] = field(default=(1, 2, 3))
 
 
-DEFAULT = Settings(n_facts=300, n_post=300, pretrain_target=0.97, pretrain_max_steps=1500,
-                   post_steps=300, post_lr=5e-3, replay=1 / 32, unrelated_steps=100)
-QUICK = Settings(n_facts=100, n_post=100, pretrain_target=0.99, pretrain_max_steps=600,
-                 post_steps=150, post_lr=5e-3, replay=1 / 32, unrelated_steps=100, seeds=(1, 2))
+# Post-training at 2e-3 for a few hundred steps learns the new facts completely and loses roughly half
+# of the old ones (30-55 points over model seeds); 1 replayed example in 16 keeps most of them.
+DEFAULT = Settings(n_facts=300, n_post=300, pretrain_target=0.99, pretrain_max_steps=800,
+                   post_steps=300, post_lr=2e-3, replay=1 / 16, unrelated_steps=100)
+QUICK = Settings(n_facts=100, n_post=100, pretrain_target=0.99, pretrain_max_steps=400,
+                 post_steps=150, post_lr=2e-3, replay=1 / 16, unrelated_steps=100, seeds=(1, 2))
 
 
 @dataclass
@@ -193,17 +198,19 @@ def train(model: LlamaForCausalLM, data: Sequence[Example], *, steps: int, lr: f
     """AdamW on ``data`` (plus ``replay_share`` of every batch from ``replay``) for ``steps`` steps.
 
     ``watch`` is the set whose letter accuracy the progress bar shows (the pretrain facts, to watch
-    them being learnt or forgotten); with ``stop_at`` training ends as soon as it reaches that.
+    them being learnt or forgotten). With ``stop_at``, training ends as soon as that accuracy is
+    reached, and the learning rate stays constant after warm-up (there is no known end to decay
+    towards); otherwise it decays linearly to 0 at ``steps``, as post-training recipes do, so the
+    end point does not depend on where one noisy step landed.
     """
     start = time.perf_counter()
     # separate streams: after and after_replay see the new data in the same order
     fresh, old = _epochs(random.Random(seed), data), _epochs(random.Random(seed + 1), replay)
     n_replay = round(BATCH_SIZE * replay_share) if replay else 0
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
-    # Linear warm-up, then linear decay to 0 at `steps`, as post-training recipes do: the decay
-    # lets the weights settle, so the end point does not depend on where a noisy step landed.
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min(1.0, (s + 1) / WARMUP_STEPS, (steps - s) / max(1, steps - WARMUP_STEPS)))
+    decay = stop_at is None
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(
+        1.0, (s + 1) / WARMUP_STEPS, (steps - s) / max(1, steps - WARMUP_STEPS) if decay else 1.0))
     bar = progress.add_task(label, total=steps, loss=float("nan"), acc=float("nan"))
     model.train()
     history: list[tuple[int, float]] = []
@@ -359,11 +366,14 @@ def _summary_table(pairs: dict[str, dict]) -> Table:
 
 
 MARKER = "demo.json"
-PAIRS = {  # pairing directory: (label, before model, after model)
-    "forgetting": ("before→after", "before", "after"),
-    "replay": ("before→after_replay", "before", "after_replay"),
-    "unrelated": ("unrelated_a→b", "unrelated_a", "unrelated_b"),
+PAIRS = {  # pairing directory: (label, before model, after model, extra postforget-pair arguments)
+    "forgetting": ("before→after", "before", "after", ()),
+    "replay": ("before→after_replay", "before", "after_replay", ()),
+    "unrelated": ("unrelated_a→b", "unrelated_a", "unrelated_b", ("--seed-match", "order")),
 }
+# With equal lm_eval seeds, two models that are both unsure draw their letters from the same random
+# numbers and agree far more often than independent guessers; unrelated_b gets its own seeds.
+EVAL_SEED_OFFSET = {"unrelated_b": 1000}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -373,7 +383,8 @@ def _parser() -> argparse.ArgumentParser:
         "with lm_eval and postforget-pair. Offline, CPU only.",
     )
     p.add_argument("--out", default="demo_out", help="work directory (default: ./demo_out); re-running clears it")
-    p.add_argument("--quick", action="store_true", help="fewer facts, steps and seeds (about 2 minutes)")
+    p.add_argument("--quick", action="store_true",
+                   help="fewer facts, steps and seeds (about 3 minutes on 2 CPU cores)")
     p.add_argument("--seeds", type=lambda v: tuple(int(x) for x in v.split(",")),
                    help="comma-separated lm_eval sampling seeds (default: 1,2,3; --quick: 1,2)")
     return p
@@ -404,7 +415,8 @@ def train_models(settings: Settings, console: Console
                                    replay_share=settings.replay, **common)
         for i, name in enumerate(("unrelated_a", "unrelated_b"), start=1):
             models[name] = new_model(tokenizer, seed=100 + i)
-            training[name] = train(models[name], post, steps=settings.unrelated_steps, lr=LR, seed=100 + i,
+            own_post = encode(demo_data.reorder_options(post_rows, seed=100 + i), tokenizer)
+            training[name] = train(models[name], own_post, steps=settings.unrelated_steps, lr=LR, seed=100 + i,
                                    progress=progress, label=f"train: {name}", **common)
     if training["before"].accuracy < settings.pretrain_target:
         console.print(f"[yellow]warning:[/] pretraining stopped at {settings.pretrain_max_steps} steps with "
@@ -436,7 +448,8 @@ def run(settings: Settings, out: Path, console: Console) -> dict:
     jobs = [
         _EvalJob(name, seed, lm_eval_command(path, out / "lm_eval" / name, seed, settings.n_facts),
                  out / "logs" / f"lm_eval_{name}_seed{seed}.log")
-        for seed in settings.seeds for name, path in checkpoints.items()
+        for base_seed in settings.seeds for name, path in checkpoints.items()
+        for seed in [base_seed + EVAL_SEED_OFFSET.get(name, 0)]
     ]
     console.print(f"[bold]lm_eval[/]: {len(jobs)} runs ({len(checkpoints)} models x seeds "
                   f"{','.join(map(str, settings.seeds))}), task {TASK}, logs in {out / 'logs'}")
@@ -447,9 +460,9 @@ def run(settings: Settings, out: Path, console: Console) -> dict:
 
     start = time.perf_counter()
     pairs: dict[str, dict] = {}
-    for key, (label, before, after) in PAIRS.items():
+    for key, (label, before, after, extra) in PAIRS.items():
         pair_dir = out / "pairs" / key
-        argv = [str(out / "lm_eval" / before), str(out / "lm_eval" / after), "-o", str(pair_dir)]
+        argv = [str(out / "lm_eval" / before), str(out / "lm_eval" / after), "-o", str(pair_dir), *extra]
         headline = key == "forgetting"  # the other two pairs are summarised in the table below
         if headline:
             console.print(f"[bold]$ postforget-pair {' '.join(argv)}[/]")
@@ -464,8 +477,8 @@ def run(settings: Settings, out: Path, console: Console) -> dict:
     console.print(
         f"Post-training on other facts took the model from {real['acc_before']:.1%} to {real['acc_after']:.1%} "
         f"on the pretrain facts: chance-adjusted forgetting F_true = {_pct(real, 'F_true')}%, against "
-        f"{_pct(noise, 'F_true')}% for two unrelated models that only guess (their raw F, "
-        f"{_pct(noise, 'F')}%, is what guessing alone produces). Replaying 1 example in "
+        f"{_pct(noise, 'F_true')}% for two unrelated models that can only guess (raw F {_pct(noise, 'F')}%, "
+        f"where the chance model expects {100 * noise['F_chance']:.1f}%). Replaying 1 example in "
         f"{round(1 / settings.replay)} from the pretrain facts: F_true = {_pct(replayed, 'F_true')}%."
     )
     for s in pairs.values():

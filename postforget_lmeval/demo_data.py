@@ -1,16 +1,21 @@
 """Synthetic multiple-choice fact sets for the offline forgetting demo (``postforget demo``).
 
-Two disjoint sets of made-up facts in the postforget answer format:
+Two sets of made-up facts in the postforget answer format, about the same invented entities:
 
 * ``pretrain``: the knowledge a tiny model learns first and that the ``postforget_demo_facts`` task
   evaluates ("What is the capital of the invented country Vorlandia?").
-* ``posttrain``: a different set (other relations, other invented entities) that the post-training
-  stage teaches, so that whatever the model loses of ``pretrain`` is forgetting, not conflict.
+* ``posttrain``: other facts about the same entities, with other relations and other options ("Which
+  sport does the Vorlandia club play?"), that the post-training stage teaches. Nothing in it
+  contradicts a pretrain fact, but learning it rewrites what the model holds about each entity,
+  which is how post-training makes a model forget. (With disjoint entities a model this small
+  keeps the old facts in weights that post-training barely touches, and how much it forgets
+  depends mostly on the random seed.)
 
 Every fact is invented, so no real model can know it: the demo's before/after accuracies come only
-from what the demo itself trained. Generation is driven by ``random.Random(seed)`` alone (no
-``hash()``, no set iteration), so a seed gives the same rows on every machine and Python run; the
-task's ``doc_hash`` values, and hence the pairing of two runs, depend on that.
+from what the demo itself trained. Generation is driven by ``random.Random`` with integer or string
+seeds alone (no ``hash()``, no set iteration), so a seed gives the same rows on every machine and
+Python run, and a smaller ``n_facts`` gives the first rows of a larger one; the task's ``doc_hash``
+values, and hence the pairing of two runs, depend on that.
 """
 
 from __future__ import annotations
@@ -36,12 +41,11 @@ ANSWER_PREFIX = "\nAnswer: "
 class _Relation:
     """One question template and the pool its options come from.
 
-    ``values=None`` means the options are invented proper names (capitals, inventors), drawn from
-    the same name generator as the entities so they cannot be guessed from real-world knowledge.
+    ``values=None`` means the options are invented names (capitals, inventors), drawn from the same
+    name generator as the entities so they cannot be guessed from real-world knowledge.
     """
 
     template: str
-    entity_style: Literal["proper", "lower"]
     values: tuple[str, ...] | None = None
 
 
@@ -61,20 +65,21 @@ _NUMBERS = tuple(str(i) for i in range(2, 14))
 
 _RELATIONS: dict[str, tuple[_Relation, ...]] = {
     "pretrain": (
-        _Relation("What is the capital of the invented country {}?", "proper"),
-        _Relation("Which colour is the {} fruit?", "lower", _COLOURS),
-        _Relation("What does the {} creature eat?", "lower", _FOODS),
-        _Relation("Which instrument does the bard {} play?", "proper", _INSTRUMENTS),
-        _Relation("In which month is the {} festival held?", "proper", _MONTHS),
+        _Relation("What is the capital of the invented country {}?"),
+        _Relation("Which colour is the {} fruit?", _COLOURS),
+        _Relation("What does the {} creature eat?", _FOODS),
+        _Relation("Which instrument does the bard {} play?", _INSTRUMENTS),
+        _Relation("In which month is the {} festival held?", _MONTHS),
     ),
     "posttrain": (
-        _Relation("Who invented the {} machine?", "lower"),
-        _Relation("Which sport does the {} club play?", "proper", _SPORTS),
-        _Relation("Which metal is the {} coin made of?", "lower", _METALS),
-        _Relation("How many moons does the planet {} have?", "proper", _NUMBERS),
-        _Relation("Which river flows through the {} valley?", "proper"),
+        _Relation("Who invented the {} machine?"),
+        _Relation("Which sport does the {} club play?", _SPORTS),
+        _Relation("Which metal is the {} coin made of?", _METALS),
+        _Relation("How many moons does the planet {} have?", _NUMBERS),
+        _Relation("Which river flows through the {} valley?"),
     ),
 }
+MAX_FACTS = 1000
 
 _ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "gl", "kr",
            "pl", "st", "th", "tr", "zh")
@@ -85,66 +90,46 @@ _INVENTED_VALUE_POOL = 24
 
 
 def _names(rng: random.Random) -> Iterator[str]:
-    """Endless stream of distinct invented lowercase words (2-3 syllables)."""
+    """Endless stream of distinct invented capitalised words (2-3 syllables)."""
     seen: set[str] = set()
     while True:
         word = "".join(rng.choice(_ONSETS) + rng.choice(_VOWELS) for _ in range(rng.choice((2, 2, 3))))
-        word += rng.choice(_CODAS)
+        word = (word + rng.choice(_CODAS)).capitalize()
         if word not in seen:
             seen.add(word)
             yield word
 
 
-def _styled(word: str, style: str) -> str:
-    return word.capitalize() if style == "proper" else word
-
-
-def _balanced_gold(rng: random.Random, n: int) -> list[int]:
-    """Gold positions with each letter used n/4 times (±1), in random order."""
-    gold = [i % N_OPTIONS for i in range(n)]
-    rng.shuffle(gold)
-    return gold
-
-
 def fact_rows(facts: FactSet = "pretrain", seed: int = 0, n_facts: int = DEFAULT_N_FACTS) -> list[dict]:
     """The rows of one fact set: ``id``, ``question``, ``choices`` (4), ``answer`` (gold index).
 
-    Both sets come from one name stream, so their entities never overlap; ``n_facts`` is split
-    evenly over the set's relations (round robin).
+    Row ``i`` of either set is about entity ``i``, with the set's relations taken in turn. Each row
+    is drawn from its own seeded generator and the gold letters are balanced in blocks of four, so
+    the first rows do not depend on ``n_facts`` and every prefix is balanced to within one.
     """
     if facts not in _RELATIONS:
         raise ValueError(f"facts must be one of {sorted(_RELATIONS)}, got {facts!r}")
-    if n_facts < 1:
-        raise ValueError(f"n_facts must be positive, got {n_facts}")
-    rng = random.Random(seed)
-    names = _names(rng)
-    # Invented option pools for both sets first, then entities: the pretrain set's names are drawn
-    # before the posttrain set's, so neither depends on the other's size.
-    pools: dict[tuple[str, int], tuple[str, ...]] = {}
-    for set_name in ("pretrain", "posttrain"):
-        for r, rel in enumerate(_RELATIONS[set_name]):
-            pools[set_name, r] = rel.values or tuple(
-                _styled(next(names), "proper") for _ in range(_INVENTED_VALUE_POOL))
-    entities = {set_name: [next(names) for _ in range(DEFAULT_N_FACTS * 4)] for set_name in ("pretrain", "posttrain")}
-    if n_facts > len(entities[facts]):
-        raise ValueError(f"n_facts must be at most {len(entities[facts])}, got {n_facts}")
-
-    item_rng = random.Random(f"{seed}/{facts}")  # str seeds are hashed with SHA-512: stable
+    if not 1 <= n_facts <= MAX_FACTS:
+        raise ValueError(f"n_facts must be between 1 and {MAX_FACTS}, got {n_facts}")
+    names = _names(random.Random(seed))
+    pools = {
+        (set_name, r): rel.values or tuple(next(names) for _ in range(_INVENTED_VALUE_POOL))
+        for set_name in ("pretrain", "posttrain") for r, rel in enumerate(_RELATIONS[set_name])
+    }
+    entities = [next(names) for _ in range(n_facts)]
     relations = _RELATIONS[facts]
-    gold = _balanced_gold(item_rng, n_facts)
     rows = []
-    for i in range(n_facts):
+    for i, entity in enumerate(entities):
+        # str seeds are hashed with SHA-512, not hash(): stable across processes
+        block = random.Random(f"{seed}/{facts}/gold/{i // N_OPTIONS}").sample(range(N_OPTIONS), N_OPTIONS)
+        gold = block[i % N_OPTIONS]
         r = i % len(relations)
-        rel = relations[r]
-        options = item_rng.sample(pools[facts, r], N_OPTIONS)
-        correct = options[0]
-        distractors = options[1:]
-        choices = distractors[: gold[i]] + [correct] + distractors[gold[i]:]
+        correct, *distractors = random.Random(f"{seed}/{facts}/{i}").sample(pools[facts, r], N_OPTIONS)
         rows.append({
             "id": f"{facts}-{i:04d}",
-            "question": rel.template.format(_styled(entities[facts][i], rel.entity_style)),
-            "choices": choices,
-            "answer": gold[i],
+            "question": relations[r].template.format(entity),
+            "choices": [*distractors[:gold], correct, *distractors[gold:]],
+            "answer": gold,
         })
     return rows
 
@@ -158,6 +143,22 @@ def facts_dataset(facts: FactSet = "pretrain", seed: int = 0, n_facts: int = DEF
     """
     rows = fact_rows(facts, int(seed), int(n_facts))
     return datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})
+
+
+def reorder_options(rows: Sequence[dict], seed: int) -> list[dict]:
+    """The same facts with each row's options in another seeded order (and ``answer`` moved along).
+
+    The demo's two unrelated models learn the answer format from the posttrain facts. Those facts
+    name the same entities as the pretrain facts, so a model that learnt them with the same letters
+    would carry an entity's letter over to the pretrain question, and two such models would agree
+    with each other far more than unrelated models do; their own option orders make their guesses
+    independent.
+    """
+    out = []
+    for row in rows:
+        order = random.Random(f"{seed}/options/{row['id']}").sample(range(len(row["choices"])), len(row["choices"]))
+        out.append({**row, "choices": [row["choices"][j] for j in order], "answer": order.index(row["answer"])})
+    return out
 
 
 def prompt(row: dict) -> str:

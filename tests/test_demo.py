@@ -1,4 +1,4 @@
-"""The offline demo: its synthetic fact sets, its tokenizer, and (slow) the whole demo end to end."""
+"""The offline demo: its synthetic fact sets, its tokenizer, and (marker ``demo``) the whole demo end to end."""
 
 from __future__ import annotations
 
@@ -34,8 +34,9 @@ def test_fact_sets_are_well_formed(facts: str) -> None:
 
 
 @pytest.mark.parametrize("n", [300, 101, 7])
-def test_gold_positions_are_balanced(n: int) -> None:
-    counts = Counter(r["answer"] for r in demo_data.fact_rows("pretrain", n_facts=n))
+@pytest.mark.parametrize("facts", ["pretrain", "posttrain"])
+def test_gold_positions_are_balanced(facts: str, n: int) -> None:
+    counts = Counter(r["answer"] for r in demo_data.fact_rows(facts, n_facts=n))
     assert max(counts.values()) - min(counts.get(i, 0) for i in range(4)) <= 1
 
 
@@ -44,33 +45,54 @@ def test_same_rows_for_a_seed_in_any_process() -> None:
     rows = demo_data.fact_rows("pretrain", seed=3)
     assert rows == demo_data.fact_rows("pretrain", seed=3)
     assert rows != demo_data.fact_rows("pretrain", seed=4)
-    code = "import json,sys; from postforget_lmeval import demo_data; json.dump(demo_data.fact_rows('pretrain', seed=3), sys.stdout)"
+    code = ("import json, sys; from postforget_lmeval import demo_data; "
+            "json.dump(demo_data.fact_rows('pretrain', seed=3), sys.stdout)")
     for hash_seed in ("1", "2"):
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                              env={**os.environ, "PYTHONHASHSEED": hash_seed}).stdout
         assert _digest(json.loads(out)) == _digest(rows)
 
 
-def test_smaller_sets_are_prefixes() -> None:
-    """--quick evaluates n_facts=100 through --metadata: the same facts as the first 100 of the full set."""
-    full = demo_data.fact_rows("pretrain")
-    small = demo_data.fact_rows("pretrain", n_facts=100)
-    assert [r["question"] for r in small] == [r["question"] for r in full[:100]]
+def test_rows_are_pinned() -> None:
+    """Changing the generator changes every doc_hash: runs made before could no longer be paired."""
+    assert demo_data.fact_rows("pretrain", n_facts=1)[0] == {
+        "id": "pretrain-0000", "question": "What is the capital of the invented country Broutregoth?",
+        "choices": ["Sudral", "Krurofuth", "Plerer", "Lizou"], "answer": 1}
+    assert demo_data.fact_rows("posttrain", n_facts=1)[0] == {
+        "id": "posttrain-0000", "question": "Who invented the Broutregoth machine?",
+        "choices": ["Zugoupar", "Tuthoustel", "Vouzhuth", "Thiton"], "answer": 1}
 
 
-def test_posttrain_set_is_disjoint_from_pretrain() -> None:
-    """Other relations, other entities, other options: losing pretrain facts is forgetting, not conflict."""
+@pytest.mark.parametrize("facts", ["pretrain", "posttrain"])
+def test_smaller_sets_are_prefixes(facts: str) -> None:
+    """--quick evaluates n_facts=100 through --metadata: exactly the first 100 rows of the full set."""
+    assert demo_data.fact_rows(facts, n_facts=100) == demo_data.fact_rows(facts)[:100]
+
+
+def test_posttrain_set_has_other_facts_about_the_same_entities() -> None:
+    """Other relations and options, same entities: forgetting comes from interference, not conflict."""
     pre, post = demo_data.fact_rows("pretrain"), demo_data.fact_rows("posttrain")
 
-    def words(rows: list[dict]) -> Counter:
-        return Counter(w.strip("?") for r in rows for w in r["question"].split())
+    def entities(rows: list[dict]) -> list[str]:  # each fact names its own entity, once
+        counts = Counter(w.strip("?") for r in rows for w in r["question"].split())
+        return [next(w.strip("?") for w in r["question"].split() if counts[w.strip("?")] == 1) for r in rows]
 
-    entities = {w for w, n in words(pre).items() if n == 1}  # each fact names its own entity
-    assert len(entities) == len(pre)
-    assert not entities & set(words(post))
+    assert entities(pre) == entities(post) and len(set(entities(pre))) == len(pre)
     assert not {c for r in pre for c in r["choices"]} & {c for r in post for c in r["choices"]}
     openings = lambda rows: {" ".join(r["question"].split()[:3]) for r in rows}  # noqa: E731
     assert not openings(pre) & openings(post)
+
+
+def test_reordered_options_keep_each_fact_but_move_its_letter() -> None:
+    """The unrelated models' training data: same facts, letters independent of the original's."""
+    rows = demo_data.fact_rows("posttrain")
+    a, b = demo_data.reorder_options(rows, seed=101), demo_data.reorder_options(rows, seed=102)
+    for original, moved in zip(rows, a):
+        assert sorted(moved["choices"]) == sorted(original["choices"])
+        assert moved["choices"][moved["answer"]] == original["choices"][original["answer"]]
+    assert a == demo_data.reorder_options(rows, seed=101)
+    same_letter = lambda x, y: sum(r["answer"] == s["answer"] for r, s in zip(x, y)) / len(x)  # noqa: E731
+    assert 0.15 <= same_letter(rows, a) <= 0.35 and 0.15 <= same_letter(a, b) <= 0.35  # chance is 0.25
 
 
 def test_facts_dataset_ignores_lm_eval_metadata() -> None:
@@ -136,7 +158,7 @@ def test_out_dir_that_is_not_a_demo_is_refused(tmp_path) -> None:
 
 @pytest.mark.demo
 def test_quick_demo_measures_real_forgetting(tmp_path) -> None:
-    """The whole demo (training, lm_eval CLI, postforget-pair), about 2 minutes on 2 CPU cores."""
+    """The whole demo (training, lm_eval CLI, postforget-pair), about 3 minutes on 2 CPU cores."""
     pytest.importorskip("torch")
     from postforget_lmeval import demo
 
@@ -150,7 +172,9 @@ def test_quick_demo_measures_real_forgetting(tmp_path) -> None:
     assert real["acc_after"] <= real["acc_before"] - 0.2  # post-training lost a visible part of them
     assert real["F_true"] >= 0.2 and real["F_true"] > unrelated["F_true"] + 0.15
     assert 0.1 <= unrelated["acc_before"] <= 0.4  # guessers: their raw F is chance, not forgetting
-    assert unrelated["F_true"] <= 0.05
+    assert unrelated["F_true"] <= 0.1
+    # independent guessers (own option orders, own sampling seeds): raw F at the chance level, not below it
+    assert unrelated["F"] >= unrelated["F_chance"] - 0.08
     assert replay["F_true"] < real["F_true"] - 0.1  # replay reduces forgetting
     for sub in ("forgetting", "replay", "unrelated"):
         assert (out / "pairs" / sub / "subtasks.csv").exists()
