@@ -445,12 +445,12 @@ def run(settings: Settings, out: Path, console: Console) -> dict:
     timings["save"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    jobs = [
-        _EvalJob(name, seed, lm_eval_command(path, out / "lm_eval" / name, seed, settings.n_facts),
-                 out / "logs" / f"lm_eval_{name}_seed{seed}.log")
-        for base_seed in settings.seeds for name, path in checkpoints.items()
-        for seed in [base_seed + EVAL_SEED_OFFSET.get(name, 0)]
-    ]
+    jobs = []
+    for base_seed in settings.seeds:
+        for name, path in checkpoints.items():
+            seed = base_seed + EVAL_SEED_OFFSET.get(name, 0)
+            jobs.append(_EvalJob(name, seed, lm_eval_command(path, out / "lm_eval" / name, seed, settings.n_facts),
+                                 out / "logs" / f"lm_eval_{name}_seed{seed}.log"))
     console.print(f"[bold]lm_eval[/]: {len(jobs)} runs ({len(checkpoints)} models x seeds "
                   f"{','.join(map(str, settings.seeds))}), task {TASK}, logs in {out / 'logs'}")
     run_evaluations(jobs, console, parallel=2 if (os.cpu_count() or 1) >= 2 else 1)
