@@ -13,9 +13,9 @@ What it does, and why each step is there:
    contradicted or trained away on purpose; they get lost because learning the new facts
    rewrites the weights that held them.
 4. Trains two *unrelated* models (fresh random inits, a little posttrain data, each with the
-   options in its own order): they answer in the right format but know none of the pretrain facts, so pairing them shows the "forgetting"
-   that guessing alone produces: a raw F of the order of the chance baseline F_chance, and a
-   chance-adjusted F_true near 0.
+   options in its own order): they answer in the right format but know none of the pretrain
+   facts, so pairing them shows the "forgetting" that guessing alone produces: a raw F of the
+   order of the chance baseline F_chance, and a chance-adjusted F_true near 0.
 5. Saves every model as an ordinary Hugging Face checkpoint, evaluates each with the real
    ``lm_eval`` CLI (``--model hf --log_samples``, sampling, one run per seed; ``unrelated_b`` with
    seeds of its own, see ``EVAL_SEED_OFFSET``), and pairs the runs with ``postforget-pair``.

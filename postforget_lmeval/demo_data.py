@@ -27,6 +27,7 @@ from typing import Literal
 
 import datasets
 
+from .hooks import stable_shuffle
 from .prompts import LETTERS, render_chat
 
 FactSet = Literal["pretrain", "posttrain"]
@@ -156,8 +157,8 @@ def reorder_options(rows: Sequence[dict], seed: int) -> list[dict]:
     """
     out = []
     for row in rows:
-        order = random.Random(f"{seed}/options/{row['id']}").sample(range(len(row["choices"])), len(row["choices"]))
-        out.append({**row, "choices": [row["choices"][j] for j in order], "answer": order.index(row["answer"])})
+        choices = stable_shuffle(row["choices"], f"{seed}/{row['id']}")
+        out.append({**row, "choices": choices, "answer": choices.index(row["choices"][row["answer"]])})
     return out
 
 

@@ -34,7 +34,7 @@ Item = tuple[str, list[str], str]  # question, option texts, gold answer
 Normaliser = Callable[[Doc], Item | None]
 
 
-def _stable_shuffle(options: list[str], key: str) -> list[str]:
+def stable_shuffle(options: list[str], key: str) -> list[str]:
     """Shuffle that depends only on the item's text, never on process state or hash seeds."""
     digest = hashlib.sha256(f"{SHUFFLE_SEED}:{key}".encode()).hexdigest()
     shuffled = list(options)
@@ -95,7 +95,7 @@ def _bbh(task: str, doc: Doc) -> Item | None:
 def _gpqa(doc: Doc) -> Item:
     correct = _clean(doc["Correct Answer"])
     options = [correct] + [_clean(doc[f"Incorrect Answer {i}"]) for i in (1, 2, 3)]
-    options = _stable_shuffle(options, doc["Question"])
+    options = stable_shuffle(options, doc["Question"])
     return doc["Question"].strip(), options, LETTERS[options.index(correct)]
 
 
@@ -116,7 +116,7 @@ def _truthfulqa(doc: Doc) -> Item:
     """mc1 lists the correct answer first in every item (SPEC §4): shuffle, or "always A" wins."""
     targets = doc["mc1_targets"]
     correct = targets["choices"][list(targets["labels"]).index(1)]
-    options = _stable_shuffle(list(targets["choices"]), doc["question"])
+    options = stable_shuffle(list(targets["choices"]), doc["question"])
     return doc["question"], options, LETTERS[options.index(correct)]
 
 
