@@ -67,6 +67,10 @@ from postforget_lmeval.prompts import LETTERS, AnswerFormat
 
 Status = Literal["answered", "invalid", "no_answer", "unfinished"]
 
+EXTRACTOR_NAME = "postforget-strict"
+EXTRACTOR_VERSION = 1
+"""Logged in every postforget record; bumped whenever a rule change can change an extracted answer."""
+
 
 @dataclass(frozen=True)
 class Extraction:
