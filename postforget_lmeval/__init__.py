@@ -5,7 +5,8 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from postforget_lmeval.pairing import PairingError, PairResult, pair
+from postforget_lmeval.pairing import pair
+from postforget_lmeval.results import PairingError, PairResult
 
 __version__ = "0.1.0"
 __all__ = ["PairResult", "PairingError", "pair", "task_dir"]

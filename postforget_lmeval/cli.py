@@ -118,8 +118,10 @@ class _Bar:
 
 def _pair(argv: Sequence[str]) -> int:
     args = _pair_parser().parse_args(argv)
-    from postforget_lmeval.pairing import PairingError, pair
+    from postforget_lmeval.outputs import write_outputs
+    from postforget_lmeval.pairing import pair
     from postforget_lmeval.report import rich_table
+    from postforget_lmeval.results import PairingError
 
     out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
     bar = None if args.quiet or not err.is_terminal else _Bar(err)
@@ -144,7 +146,7 @@ def _pair(argv: Sequence[str]) -> int:
         if bar:
             bar.stop()
     try:
-        written = result.save(args.output, plot=not args.no_plot)
+        written = write_outputs(result, args.output, plot=not args.no_plot)
     except OSError as e:
         err.print(f"[bold red]error:[/] cannot write to {escape(str(args.output))}: {escape(str(e))}")
         return 1
@@ -169,8 +171,8 @@ def _pair(argv: Sequence[str]) -> int:
 
 def _show(argv: Sequence[str]) -> int:
     args = _show_parser().parse_args(argv)
-    from postforget_lmeval.pairing import PairingError
-    from postforget_lmeval.report import show_items
+    from postforget_lmeval.results import PairingError
+    from postforget_lmeval.show import show_items
 
     out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
     try:

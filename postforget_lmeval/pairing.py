@@ -25,39 +25,15 @@ import numpy as np
 import pandas as pd
 
 from postforget_lmeval import metrics
+from postforget_lmeval.results import SUBTASK_COLUMNS, TRANSITIONS, PairingError, PairResult
 from postforget_lmeval.samples import AUTO_METRICS, Chunk, ScanSpec, TaskRun, find_runs, read_all
 
 SIDES = ("before", "after")
 SEED_MATCH = ("auto", "exact", "order")
-SUBTASK_COLUMNS = ("subtask", "category", "seed", *metrics.METRIC_COLUMNS)
-TRANSITIONS = {(1, 1): "1->1", (1, 0): "1->0", (0, 1): "0->1", (0, 0): "0->0"}
 _ITEM_FIELDS = ("doc_id", "doc_hash", "replicate", "correct", "k", "answer", "gold", "status", "offset")
 
 Progress = Callable[[int, int], None]
 """Called with (bytes read so far, bytes to read in all)."""
-
-
-class PairingError(Exception):
-    """Input that would make the figures wrong; the message says which file or task and what to do."""
-
-
-@dataclass
-class PairResult:
-    """Everything ``postforget-pair`` writes; see :func:`postforget_lmeval.report.write_outputs`."""
-
-    subtasks: pd.DataFrame  # one row per sub-benchmark and seed label
-    categories: pd.DataFrame  # macro rows, then micro rows ('average' column)
-    samples: pd.DataFrame  # one row per paired item, seed label and replicate
-    agreement: pd.DataFrame  # the stricter all-seeds-agree variant, per sub-benchmark
-    summary: dict[str, Any]
-    warnings: list[str] = field(default_factory=list)  # problems: counted in summary, fatal with strict
-    notes: list[str] = field(default_factory=list)  # choices made for the user, e.g. which filter
-
-    def save(self, out_dir: str | os.PathLike[str], plot: bool = True) -> list[Path]:
-        """Write the output files atomically into ``out_dir``; returns their paths."""
-        from postforget_lmeval.report import write_outputs
-
-        return write_outputs(self, out_dir, plot=plot)
 
 
 @dataclass
