@@ -1,4 +1,4 @@
-"""Transition metrics and their aggregation (SPEC §2 and §3).
+"""Transition metrics and their aggregation (paper §2 and Appendix E; stated in docs/method.md §1–2).
 
 Pure functions on 0/1 correctness arrays and on the per-sub-benchmark table they produce; no I/O,
 so the pairing code, the CLI and the tests share one definition of every number.
@@ -51,7 +51,7 @@ def _clip0(x: float) -> float:
 def _binary(values: ArrayLike, name: str, ndim: int) -> np.ndarray:
     """Validate a 0/1 correctness array and return it as bool.
 
-    A score in (0, 1) or a missing value is not a transition (SPEC §2), so it is rejected here
+    A score in (0, 1) or a missing value is not a transition (docs/method.md §1), so it is rejected here
     instead of being silently rounded.
     """
     arr = np.asarray(values)
@@ -95,7 +95,7 @@ def k_eff(ks: ArrayLike | float | None) -> float:
 
 
 def transition_metrics(before: ArrayLike, after: ArrayLike, k: ArrayLike | float | None = None) -> dict[str, float]:
-    """Counts of the four transitions and the SPEC §2 rates for one sub-benchmark and one seed.
+    """Counts of the four transitions and the rates of docs/method.md §1 for one sub-benchmark and one seed.
 
     ``before``/``after``: 0/1 per item, same length and order. ``k``: option count per item, a
     constant, or None. Returns exactly :data:`METRIC_COLUMNS` (``k`` is :func:`k_eff`; counts are
@@ -154,7 +154,7 @@ def seed_agreement_metrics(before: ArrayLike, after: ArrayLike, k: ArrayLike | f
       subtracted from it. ``n_agree`` is returned so the other rate can be derived.
     * ``n_11 .. n_00`` count agreeing items only; they sum to ``n_agree``.
     * ``acc_before``/``acc_after``: mean over all items and seeds (per-seed accuracies averaged).
-    * Chance baseline: the SPEC §2 response model (an item is either known, hence always right, or
+    * Chance baseline: the response model of docs/method.md §1 (an item is either known, hence always right, or
       guessed uniformly among its k_i options; before and after independent) with guesses also
       independent across the S seeds. Let ``m = mean(1/k_i)`` and ``u = (1-acc)/(1-m)`` the
       fraction of items not known. Then the chance of an agreeing 1->0 transition is
@@ -220,7 +220,7 @@ def _across_seeds(subtasks: pd.DataFrame, per_cat: pd.DataFrame, overall: pd.Dat
     """Mean and sample std (ddof=1) over seeds of per-seed category and overall figures.
 
     ``per_cat`` is indexed by (category, seed), ``overall`` by seed. pandas skips NaN in both, and
-    the std of a single value is NaN, which is what SPEC §3 asks for one seed.
+    the std of a single value is NaN, as docs/method.md §2 asks for one seed.
     """
     cat_stats = per_cat.groupby(level="category", sort=True).agg(["mean", "std"])
     all_stats = overall.agg(["mean", "std"]).unstack().to_frame("OVERALL").T

@@ -1,4 +1,4 @@
-"""Exact-number tests for postforget_lmeval.metrics (SPEC §2 worked examples, §3 aggregation)."""
+"""Exact-number tests for postforget_lmeval.metrics (docs/method.md §1 worked examples, §2 aggregation)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def no_warnings():
         yield
 
 
-# --- SPEC §2 worked examples -------------------------------------------------------------------
+# --- docs/method.md §1 worked examples -------------------------------------------------------------------
 
 def test_worked_example_1(no_warnings):
     m = transition_metrics(bits("1111111100"), bits("1111110010"), k=4)
@@ -77,7 +77,7 @@ def test_worked_example_2_k2(no_warnings):
 
 def test_worked_example_3_80_to_70(no_warnings):
     # 80 right before, 70 of them kept, nothing gained, N=100; the paper's prose says "about 6%",
-    # its formula gives 8% (SPEC §2): implement the formula.
+    # its formula gives 8% (docs/method.md §1): implement the formula.
     before = np.r_[np.ones(80, int), np.zeros(20, int)]
     after = np.r_[np.ones(70, int), np.zeros(30, int)]
     m = transition_metrics(before, after, k=4)
@@ -254,7 +254,7 @@ def test_seed_agreement_without_k_and_bad_input(no_warnings):
         seed_agreement_metrics([[1, 3]], [[1, 0]])
 
 
-# --- aggregation (SPEC §3) ---------------------------------------------------------------------
+# --- aggregation (docs/method.md §2) ---------------------------------------------------------------------
 
 def row(category: str, subtask: str, seed: int, n: int, n_10: int, f_true: float, acc: float) -> dict:
     """A subtask row with chosen F (=n_10/n), F_true and acc_before; the rest NaN or 0."""
