@@ -94,6 +94,12 @@ def k_eff(ks: ArrayLike | float | None) -> float:
     return float(1.0 / np.mean(1.0 / arr))
 
 
+def chance_rate(acc_before: ArrayLike, acc_after: ArrayLike, k_eff: ArrayLike) -> ArrayLike:
+    """The one-seed chance baseline ``F_chance = BT_chance``; works elementwise on arrays, so the
+    bootstrap in ``analyses`` computes its replicates with this same formula."""
+    return (1.0 - acc_before) * (1.0 - acc_after) / (k_eff - 1.0)
+
+
 def transition_metrics(before: ArrayLike, after: ArrayLike, k: ArrayLike | float | None = None) -> dict[str, float]:
     """Counts of the four transitions and the rates of docs/method.md §1 for one sub-benchmark and one seed.
 
@@ -125,7 +131,7 @@ def transition_metrics(before: ArrayLike, after: ArrayLike, k: ArrayLike | float
     if math.isnan(keff):
         chance = f_max = bt_max = _NAN
     else:
-        chance = (1.0 - acc_b) * (1.0 - acc_a) / (keff - 1.0)
+        chance = chance_rate(acc_b, acc_a, keff)
         f_max = _clip0((keff * acc_b - 1.0) / (keff - 1.0))
         bt_max = _clip0((keff * acc_a - 1.0) / (keff - 1.0))
 
