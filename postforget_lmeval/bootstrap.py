@@ -1,0 +1,111 @@
+"""Percentile bootstrap intervals for F_true and BT_true per sub-benchmark and seed, category and overall.
+
+Resampling unit: the item (a ``doc_id``) within its sub-benchmark. One replicate draws n items with
+replacement from the sub-benchmark's n items, and the same draw is used for every seed, so the
+correlation between seeds (the same question is easy or hard under each) is kept. F_true and BT_true
+of a replicate use the chance baseline of ``metrics.chance_rate`` with the replicate's own accuracies
+and k_eff. Categories and OVERALL average the replicates with the macro structure of the headline
+figures (``macro.macro_means``), so their intervals describe exactly the numbers in categories.csv.
+
+Vectorised: F_true depends on an item only through its transition under each seed and its k, so the
+items are grouped into cells of equal (transitions, k) and a replicate is one multinomial draw of cell
+counts (``Generator.multinomial``, all replicates at once); that has the same distribution as
+resampling the items themselves. Python loops run over sub-benchmarks, never over replicates.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from postforget_lmeval import metrics
+from postforget_lmeval.macro import macro_means
+
+N_BOOT = 1000
+LEVEL = 0.95
+RATES = ("F_true", "BT_true")
+_MISSING = 4  # transition code of an item not paired under a seed; 3: 1->1, 2: 1->0, 1: 0->1, 0: 0->0
+
+
+def _cells(items: pd.DataFrame, seeds: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """Cells of equal (transition per seed, k): their codes (cells x seeds), 1/k, item counts; k usable?"""
+    code = (2 * items["before"].astype(int) + items["after"].astype(int)).rename("code")
+    wide = pd.concat([items[["doc_id", "seed"]], code], axis=1).pivot(index="doc_id", columns="seed", values="code")
+    wide = wide.reindex(columns=seeds).fillna(_MISSING).astype(int)
+    k = items.groupby("doc_id")["k"].first().reindex(wide.index).to_numpy(dtype=float)
+    usable = bool(np.all(np.isfinite(k) & (k > 1)))
+    table = np.column_stack([wide.to_numpy(), np.where(usable, k, 2.0)])
+    cells, counts = np.unique(table, axis=0, return_counts=True)
+    return cells[:, :-1].astype(int), 1.0 / cells[:, -1], counts, usable
+
+
+def _replicate_rates(draws: np.ndarray, codes: np.ndarray, inv_k: np.ndarray, usable: bool) -> dict[str, np.ndarray]:
+    """F_true and BT_true of every replicate (rows of ``draws``) for each seed column of ``codes``."""
+    present = (codes != _MISSING).astype(float)
+    n = draws @ present  # replicates x seeds
+    with np.errstate(invalid="ignore", divide="ignore"):
+        count = {c: draws @ (codes == c).astype(float) for c in range(4)}
+        acc_b = (count[3] + count[2]) / n
+        acc_a = (count[3] + count[1]) / n
+        if usable:
+            k_eff = n / (draws @ (present * inv_k[:, None]))
+            chance = metrics.chance_rate(acc_b, acc_a, k_eff)
+        else:
+            chance = np.full(n.shape, np.nan)
+        return {
+            "F_true": np.maximum(count[2] / n - chance, 0.0),
+            "BT_true": np.maximum(count[1] / n - chance, 0.0),
+        }
+
+
+def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd.DataFrame:
+    """Long table of bootstrap replicates: category, subtask, seed, replicate, F_true, BT_true.
+
+    ``samples``: one row per paired item with subtask, category, seed, doc_id, before, after, k.
+    Replicate ``-1`` is the observed data (cell counts as they are), kept for checks against subtasks.csv.
+    """
+    rng = np.random.default_rng(seed)
+    frames = []
+    for (category, subtask), items in samples.groupby(["category", "subtask"], sort=True, observed=True):
+        seeds = sorted(items["seed"].astype(str).unique())
+        items = items.assign(seed=items["seed"].astype(str))
+        codes, inv_k, counts, usable = _cells(items, seeds)
+        draws = rng.multinomial(counts.sum(), counts / counts.sum(), size=n_boot).astype(float)
+        draws = np.vstack([counts[None, :].astype(float), draws])
+        rates = _replicate_rates(draws, codes, inv_k, usable)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "category": category,
+                    "subtask": subtask,
+                    "seed": np.tile(seeds, n_boot + 1),
+                    "replicate": np.repeat(np.arange(-1, n_boot), len(seeds)),
+                    **{r: rates[r].ravel() for r in RATES},
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def _bounds(values: pd.DataFrame, keys: list[str], level: float) -> pd.DataFrame:
+    """Percentile interval of each rate per group of ``keys``, from the replicates >= 0."""
+    tail = (1.0 - level) / 2.0
+    grouped = values[values["replicate"] >= 0].groupby(keys, sort=False)[list(RATES)]
+    lo = grouped.quantile(tail).add_suffix("_lo")
+    hi = grouped.quantile(1.0 - tail).add_suffix("_hi")
+    return pd.concat([lo, hi], axis=1)[[f"{r}_{s}" for r in RATES for s in ("lo", "hi")]]
+
+
+def intervals(
+    samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0, level: float = LEVEL
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(per sub-benchmark and seed, per category and OVERALL) percentile intervals of F_true and BT_true.
+
+    The first frame has subtask, seed and ``F_true_lo, F_true_hi, BT_true_lo, BT_true_hi``; the second
+    has category and the same columns, for the macro average over seeds.
+    """
+    reps = replicates(samples, n_boot, seed)
+    per_row = _bounds(reps, ["subtask", "seed"], level).reset_index()
+    macro = macro_means(reps, RATES, by=["replicate"]).reset_index()
+    per_cat = _bounds(macro, ["category"], level).reset_index()
+    return per_row, per_cat
