@@ -1,41 +1,65 @@
 """Analyses beyond the paper, added to a :class:`PairResult` at the end of pairing.
 
-Three questions a reader asks of a forgetting figure, each answered by one module:
+Three questions a reader asks of a forgetting figure, each answered by its own modules:
 
+* why was it forgotten: the failure mode of the wrong side, the share of forgetting that is format
+  rather than knowledge, answer-format adherence and reply length (``failure_modes``, ``refusal``);
 * is it more than noise: exact McNemar tests with Benjamini-Hochberg q-values (``significance``) and
   percentile bootstrap intervals of F_true / BT_true (``bootstrap``);
+* was it coming: the drift of the gold option's probability in log-likelihood multiple-choice runs
+  (``drift``).
 
-:func:`annotate` adds columns to ``result.subtasks`` (per sub-benchmark and seed) and to the macro rows
-of ``result.categories``, and named tables to ``result.tables`` (written as ``<name>.csv``).
-:func:`analyses_markdown` renders them for report.md.
+:func:`annotate` adds columns to ``result.subtasks`` (per sub-benchmark and seed), macro averages of
+them to the macro rows of ``result.categories``, and named tables to ``result.tables`` (written as
+``<name>.csv``). :func:`analyses_markdown` renders them for report.md (``analyses_report``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from postforget_lmeval import bootstrap, significance
+from postforget_lmeval import bootstrap, drift, failure_modes, significance
+from postforget_lmeval.analyses_report import analyses_markdown
+from postforget_lmeval.macro import macro_means
 from postforget_lmeval.results import PairResult
+
+__all__ = ["annotate", "analyses_markdown", "TERMINAL_COLUMNS"]
 
 LoadItem = Callable[[str, int], Any]
 """``load_item(file, locator)`` of the input source: the full logged item (responses, options, ...)."""
+
+BEHAVIOUR_COLUMNS = ("F_format_share", "BT_format_share", "answered_before", "answered_after",
+                     "median_chars_before", "median_chars_after")
+DRIFT_COLUMNS = ("at_risk_share", "drift_share")
+TERMINAL_COLUMNS = {"format": "F_format_share", "significant": "significant"}
+"""Columns for the terminal table: share of 1->0 that is format; the McNemar/BH flag of each row."""
 
 
 def _add_columns(frame: pd.DataFrame, extra: pd.DataFrame, keys: Sequence[str], rows: pd.Series | None = None) -> None:
     """Set ``extra``'s non-key columns on ``frame`` (in place) by matching ``keys``; only on ``rows`` if given."""
     keys = list(keys)
-    left = frame[keys].astype(str)
-    right = extra.astype({k: str for k in keys})
-    merged = left.merge(right, on=keys, how="left")
+    merged = frame[keys].astype(str).merge(extra.astype({k: str for k in keys}), on=keys, how="left")
     for col in (c for c in extra.columns if c not in keys):
         values = merged[col].to_numpy()
         if rows is None:
             frame[col] = values
         else:
             frame.loc[rows.to_numpy(), col] = values[rows.to_numpy()]
+
+
+def _max_gen_toks(summary: Mapping[str, Any]) -> dict[str, int | None]:
+    """samples file -> the generation budget its run recorded (``summary['runs']``), under both spellings."""
+    out: dict[str, int | None] = {}
+    for runs in (summary.get("runs") or {}).values():
+        for run in runs or ():
+            path = run.get("samples") or run.get("file")
+            if path:
+                out[str(path)] = out[str(Path(path).resolve())] = run.get("max_gen_toks")
+    return out
 
 
 def annotate(result: PairResult, load_item: LoadItem | None = None, *, n_boot: int = bootstrap.N_BOOT, seed: int = 0) -> None:
@@ -45,19 +69,46 @@ def annotate(result: PairResult, load_item: LoadItem | None = None, *, n_boot: i
     0->1 transitions (to look for refusals), never for every item. ``n_boot``/``seed``: bootstrap
     replicates and the seed of their random draws.
     """
-    subtasks, categories = result.subtasks, result.categories
+    subtasks, categories, samples = result.subtasks, result.categories, result.samples
     macro_rows = categories["average"] == "macro" if "average" in categories else pd.Series(True, categories.index)
+    keys = ["subtask", "seed"]
 
     sig = significance.significance_table(subtasks)
-    _add_columns(subtasks, sig[["subtask", "seed", *significance.COLUMNS]], ["subtask", "seed"])
+    _add_columns(subtasks, sig[[*keys, *significance.COLUMNS]], keys)
     result.tables["significance"] = sig
 
-    per_row, per_cat = bootstrap.intervals(result.samples, n_boot=n_boot, seed=seed)
-    _add_columns(subtasks, per_row, ["subtask", "seed"])
+    per_row, per_cat = bootstrap.intervals(samples, n_boot=n_boot, seed=seed)
+    _add_columns(subtasks, per_row, keys)
     _add_columns(categories, per_cat, ["category"], rows=macro_rows)
-    result.summary.setdefault("analyses", {})["bootstrap"] = {
-        "replicates": n_boot,
-        "seed": seed,
-        "level": bootstrap.LEVEL,
-        "unit": "item within sub-benchmark, same draw for every seed",
-    }
+
+    modes = failure_modes.item_modes(samples, _max_gen_toks(result.summary), load_item)
+    if modes.attrs["unreadable"]:
+        result.warnings.append(
+            f"{modes.attrs['unreadable']} unanswered item(s) could not be read back from their samples file "
+            "(moved or changed since pairing?): counted as no_answer, not checked for a refusal"
+        )
+    counts = failure_modes.mode_counts(modes, subtasks)
+    _add_columns(subtasks, counts.merge(failure_modes.behaviour(samples), on=keys, how="left"), keys)
+    result.tables["failure_modes"] = subtasks[["subtask", "category", "seed", "n_10", "n_01",
+                                               *(c for c in counts.columns if c not in keys)]].copy()
+
+    items = drift.item_drift(samples)
+    _add_columns(subtasks, drift.drift_summary(items), keys)
+    if not items.empty:
+        result.tables["drift"] = items
+
+    means = macro_means(subtasks, [*BEHAVIOUR_COLUMNS, *DRIFT_COLUMNS]).add_suffix("_mean").reset_index()
+    _add_columns(categories, means, ["category"], rows=macro_rows)
+    result.summary.setdefault("analyses", {}).update(
+        {
+            "significance": {"test": "exact McNemar (two-sided binomial on n_10, n_01)",
+                             "family": "all sub-benchmark x seed rows of this pair", "fdr": significance.ALPHA},
+            "bootstrap": {"replicates": n_boot, "seed": seed, "level": bootstrap.LEVEL,
+                          "unit": "item within sub-benchmark, same draw for every seed"},
+            "failure_modes": {"cut_chars_per_token": failure_modes.CUT_CHARS_PER_TOKEN,
+                              "items_read_back": modes.attrs["loaded"], "unreadable": modes.attrs["unreadable"]},
+            "drift": {"items": len(items), "at_risk_drop": drift.AT_RISK_DROP, "drift_share": drift.DRIFT_SHARE}
+            if not items.empty
+            else {"items": 0, "why": "no item logs option log-likelihoods on both sides (generative tasks)"},
+        }
+    )

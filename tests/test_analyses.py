@@ -41,7 +41,22 @@ def _samples() -> pd.DataFrame:
                      "before": before, "after": after, "k": 4.0}
                 )
             )
-    return pd.concat(parts, ignore_index=True)
+    samples = pd.concat(parts, ignore_index=True)
+    codes = 2 * samples["before"] + samples["after"]
+    samples["transition"] = codes.map({3: "1->1", 2: "1->0", 1: "0->1", 0: "0->0"})
+    # generative sub-benchmarks: a wrong side is unanswered one time in three; 'law' is log-likelihood MC
+    for side, wrong in (("before", samples["before"] == 0), ("after", samples["after"] == 0)):
+        samples[f"status_{side}"] = np.where(wrong & (samples["doc_id"] % 3 == 0), "no_answer", "answered")
+        samples[f"response_chars_{side}"] = 100.0 + samples["doc_id"] * (2 if side == "after" else 1)
+    mc = samples["subtask"] == "law"
+    samples.loc[mc, ["status_before", "status_after", "response_chars_before", "response_chars_after"]] = None
+    samples["gold"] = "A"
+    for side in ("before", "after"):
+        right = samples[side] == 1
+        samples[f"option_ll_{side}"] = [
+            ([-0.1, -3.0, -3.0, -3.0] if r else [-3.0, -0.1, -2.0, -3.0]) if m else None for r, m in zip(right, mc)
+        ]
+    return samples
 
 
 def test_annotate_adds_significance_and_intervals() -> None:
@@ -62,3 +77,45 @@ def test_annotate_adds_significance_and_intervals() -> None:
     assert set(result.tables) >= {"significance"}
     assert len(result.tables["significance"]) == len(sub)
     assert result.summary["analyses"]["bootstrap"]["replicates"] == 300
+
+
+def test_annotate_adds_failure_modes_behaviour_and_drift() -> None:
+    result = _result(_samples())
+    analyses.annotate(result, None, n_boot=50, seed=1)
+    sub = result.subtasks.set_index(["subtask", "seed"])
+    samples = result.samples
+    alg = samples[(samples["subtask"] == "alg") & (samples["seed"] == "0")]
+    forgotten = alg[alg["transition"] == "1->0"]
+    unanswered = int((forgotten["status_after"] == "no_answer").sum())
+    row = sub.loc[("alg", "0")]
+    assert row["n_10_no_answer"] == unanswered and row["n_10_wrong"] == len(forgotten) - unanswered
+    assert row["F_format_share"] == pytest.approx(unanswered / len(forgotten))
+    assert row["answered_after"] == pytest.approx((alg["status_after"] == "answered").mean())
+    assert row["median_chars_after"] == pytest.approx(alg["response_chars_after"].median())
+    law = sub.loc[("law", "0")]
+    assert law["F_format_share"] == 0.0 and law["answered_before"] == 1.0  # log-likelihood MC always answers
+    assert np.isnan(law["median_chars_before"])
+    # every 'law' 1->0 item moved all its lost mass to B: drift, and its kept items did not move
+    assert law["drift_share"] == 1.0 and law["at_risk_share"] == 0.0
+    assert np.isnan(row["drift_share"])
+    assert set(result.tables["drift"]["subtask"]) == {"law"}
+
+    macro = result.categories[result.categories["average"] == "macro"].set_index("category")
+    math_share = sub.loc[["alg", "geo"], "F_format_share"].groupby(level="seed").mean().mean()
+    assert macro.loc["Math", "F_format_share_mean"] == pytest.approx(math_share)
+    assert macro.loc["OVERALL", "F_format_share_mean"] == pytest.approx((math_share + 0.0) / 2)
+
+    text = analyses.analyses_markdown(result)
+    assert text.startswith("## Analyses beyond the paper")
+    assert "Why were items forgotten?" in text and "significant at q < 0.05" in text
+    assert "at risk" in text
+
+
+def test_markdown_says_drift_is_unavailable_for_generative_runs() -> None:
+    samples = _samples()
+    samples = samples[samples["subtask"] != "law"].drop(columns=["option_ll_before", "option_ll_after"])
+    result = _result(samples)
+    analyses.annotate(result, None, n_boot=20)
+    assert "drift" not in result.tables
+    assert "cannot be measured" in analyses.analyses_markdown(result)
+    assert result.summary["analyses"]["drift"]["items"] == 0

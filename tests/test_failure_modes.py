@@ -1,0 +1,152 @@
+"""The failure-mode split, the refusal rule and the behaviour columns on crafted samples."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from postforget_lmeval.failure_modes import answered, behaviour, item_modes, mode_counts
+from postforget_lmeval.refusal import edge_sentences, is_refusal
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "I'm sorry, but I can't help with that request.",
+        "I cannot assist with this question. It asks for harmful information.",
+        "Let me look at the options.\nThe question is about weapons.\nAs an AI, I won't provide that.",
+        "<think>The user wants X. I should not.</think>I must decline to answer this.",
+        "I\u2019m unable to answer questions like this one.",
+    ],
+)
+def test_refusals(reply: str) -> None:
+    assert is_refusal(reply)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "",
+        "Step 1: compute 3 + 4 = 7. The answer is probably B but I am not sure",
+        # refusal words in the middle of a reasoning reply, not in its first or last sentence
+        "First, list the facts. We cannot assume the gas is ideal. I cannot answer without the pressure, so use it. Done",
+        # refusal words only inside the reasoning trace
+        "<think>I can't answer this easily. Let me try.</think>The total is 12 apples",
+        "The capital of France is Paris.",
+    ],
+)
+def test_not_refusals(reply: str) -> None:
+    assert not is_refusal(reply)
+
+
+def test_edge_sentences() -> None:
+    assert edge_sentences("One. Two! Three?\nFour") == ["One.", "Four"]
+    assert edge_sentences("Only one") == ["Only one"]
+    assert edge_sentences("  \n ") == []
+
+
+@dataclass
+class _Item:
+    responses: list[str]
+
+
+REPLIES = {
+    10: "I'm sorry, but I can't help with that.",
+    11: "Hmm, the options all look similar and I would pick",
+    12: "x" * 5000,  # a bare thinking trace, long enough to have hit max_gen_toks = 1000
+    13: "I cannot answer this. " + "y" * 100,
+}
+
+
+def _samples() -> pd.DataFrame:
+    rows = [
+        # doc_id, transition, status after, answer after, chars after, status before
+        (0, "1->0", "answered", "B", 800.0, "answered"),  # wrong answer: knowledge
+        (1, "1->0", "invalid", "F", 900.0, "answered"),
+        (2, "1->0", "unfinished", None, 3900.0, "answered"),  # unclosed <think>: cut
+        (3, "1->0", "no_answer", None, 2500.0, "answered"),  # long, no answer: cut, no load needed
+        (10, "1->0", "no_answer", None, 38.0, "answered"),  # refusal
+        (11, "1->0", "no_answer", None, 50.0, "answered"),  # plain no answer
+        (12, "1->0", "no_answer", None, np.nan, "answered"),  # length only in the loaded reply: cut
+        (20, "0->1", "answered", "A", 500.0, "no_answer"),  # before side unanswered
+        (13, "0->1", "answered", "A", 500.0, "no_answer"),  # before side refused (first sentence)
+        (30, "1->1", "answered", "A", 400.0, "answered"),
+        (31, "0->0", "no_answer", None, 100.0, "answered"),
+    ]
+    frame = pd.DataFrame(
+        rows, columns=["doc_id", "transition", "status_after", "answer_after", "response_chars_after", "status_before"]
+    )
+    return frame.assign(
+        subtask="s", category="C", seed="0", replicate=0, answer_before="A", response_chars_before=300.0,
+        file_before="b.jsonl", file_after="a.jsonl", locator_before=frame["doc_id"], locator_after=frame["doc_id"],
+    )
+
+
+def test_item_modes_and_counts() -> None:
+    loaded = []
+
+    def load_item(file: str, locator: int) -> _Item:
+        loaded.append((file, locator))
+        return _Item([REPLIES.get(locator, "no idea")])
+
+    samples = _samples()
+    modes = item_modes(samples, {"a.jsonl": 1000, "b.jsonl": 1000}, load_item).set_index("doc_id")
+    assert modes["mode"].to_dict() == {
+        0: "wrong", 1: "invalid", 2: "cut", 3: "cut", 10: "refusal", 11: "no_answer", 12: "cut",
+        20: "no_answer", 13: "refusal",
+    }
+    assert modes.loc[12, "response_chars"] == 5000
+    # only the short unanswered items of the changed transitions were read back
+    assert sorted(loaded) == [("a.jsonl", 10), ("a.jsonl", 11), ("a.jsonl", 12), ("b.jsonl", 13), ("b.jsonl", 20)]
+
+    counts = mode_counts(modes.reset_index(), samples).iloc[0]
+    assert (counts["n_10_wrong"], counts["n_10_invalid"], counts["n_10_cut"]) == (1, 1, 3)
+    assert (counts["n_10_refusal"], counts["n_10_no_answer"], counts["n_10_unknown"]) == (1, 1, 0)
+    assert counts["F_format_share"] == pytest.approx(6 / 7)
+    assert counts["BT_format_share"] == pytest.approx(1.0)
+
+
+def test_unknown_limit_and_no_loader_keep_no_answer() -> None:
+    modes = item_modes(_samples(), {}, None).set_index("doc_id")
+    assert modes.loc[3, "mode"] == "no_answer"  # max_gen_toks unknown: length tells nothing
+    assert modes.loc[10, "mode"] == "no_answer"  # reply not read: no refusal claimed
+    assert modes.loc[2, "mode"] == "cut"
+
+
+def test_ordinary_tasks() -> None:
+    """Log-likelihood MC misses are wrong answers; lm-eval's '[invalid]' fallback is no answer; else unknown."""
+    samples = pd.DataFrame(
+        {
+            "subtask": ["mc", "mc", "gen", "gen", "gen"],
+            "category": "C",
+            "seed": "0",
+            "doc_id": [0, 1, 0, 1, 2],
+            "transition": ["1->0", "1->1", "1->0", "1->0", "1->1"],
+            "status_before": None, "status_after": None,
+            "answer_before": ["A", "A", "12", "7", "3"],
+            "answer_after": ["B", "A", "[invalid]", "8", "3"],
+            "option_ll_before": [[-1.0, -2.0], [-1.0, -2.0], None, None, None],
+            "option_ll_after": [[-2.0, -1.0], [-1.0, -2.0], None, None, None],
+        }
+    )
+    modes = item_modes(samples, {}, None)
+    assert modes["mode"].tolist() == ["wrong", "no_answer", "unknown"]
+    counts = mode_counts(modes, samples).set_index("subtask")
+    assert counts.loc["mc", "F_format_share"] == 0.0
+    assert counts.loc["gen", "F_format_share"] == 1.0  # the unknown item is left out of the share
+    assert counts.loc["gen", "n_10_unknown"] == 1
+    assert math.isnan(counts.loc["mc", "BT_format_share"])
+    assert answered(samples, "after").tolist() == [1.0, 1.0, 0.0, 1.0, 1.0]
+    assert np.isnan(answered(samples, "before")[2:]).all()  # no '[invalid]' on that side: cannot tell
+
+
+def test_behaviour_adherence_and_lengths() -> None:
+    out = behaviour(_samples()).iloc[0]
+    assert out["answered_before"] == pytest.approx(9 / 11)
+    assert out["answered_after"] == pytest.approx(4 / 11)
+    assert out["median_chars_before"] == 300.0
+    assert out["median_chars_after"] == pytest.approx(np.nanmedian(_samples()["response_chars_after"]))
