@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from postforget_lmeval import report
+from postforget_lmeval import report_html
 from postforget_lmeval.results import SUBTASK_COLUMNS, PairResult
 
 
@@ -62,8 +62,6 @@ def write_outputs(result: PairResult, out_dir: str | os.PathLike[str], plot: boo
         written.append(atomic_write(out / f"{name}.csv", lambda p, t=table: t.to_csv(p, index=False)))
     text = json.dumps(result.summary, indent=2, default=_json_default, ensure_ascii=False)
     written.append(atomic_write(out / "summary.json", lambda p: p.write_text(text + "\n", encoding="utf-8")))
-    markdown = report.report_markdown(result)
-    written.append(atomic_write(out / "report.md", lambda p: p.write_text(markdown, encoding="utf-8")))
-    if plot:
-        written.append(atomic_write(out / "forgetting.png", lambda p: report.plot_forgetting(result, p)))
+    for name, write in report_html.renderers(result, plot=plot).items():
+        written.append(atomic_write(out / name, write))
     return written

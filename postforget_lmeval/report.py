@@ -1,81 +1,154 @@
-"""Renderers of a pairing: the paper-shaped table (terminal and markdown) and the plot.
+"""Renderers of a pairing: the paper-shaped table (terminal, Markdown, CSV) and report.md.
 
-Writing the files is :mod:`postforget_lmeval.outputs`; ``show`` is :mod:`postforget_lmeval.show`.
+The paper's tables (Appendix E) print ``F_true ± std (F_max)`` for forgetting and
+``BT_true ± std (BT_max)`` for backward transfer, macro-averaged: the number in parentheses is the
+ceiling, not accuracy. Accuracy before and after get their own columns here. Writing the files is
+:mod:`postforget_lmeval.outputs`, which takes every report file from
+:func:`postforget_lmeval.report_html.renderers`; the figures are :mod:`postforget_lmeval.plots`.
 """
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
+from collections.abc import Iterable
 
-import numpy as np
 import pandas as pd
 from rich.table import Table
 
+from postforget_lmeval import paper
 from postforget_lmeval.results import PairResult
 
+LEGEND = (
+    "Figures in %. F_true / BT_true: chance-adjusted forgetting / backward transfer (Harmon et al., ICLR 2026, §2), "
+    "macro-averaged as in the paper's tables; ± sample standard deviation across seeds (left out for one seed); "
+    "in parentheses the ceiling F_max / BT_max (the most that could be forgotten / gained), as the paper prints it."
+)
+METRIC_TITLES = {"F_true": "Forgetting F_true ± std (F_max)", "BT_true": "Backward transfer BT_true ± std (BT_max)"}
+PAPER_COLUMNS = ("Category", METRIC_TITLES["F_true"], METRIC_TITLES["BT_true"], "acc before", "acc after",
+                 "sub-benchmarks", "seeds")
+EXTRA_TABLE_ROWS = 40  # rows of an analyses table shown in report.md / report.html (the CSV has all)
 
-def _cell(mean: float, std: float, acc: float) -> str:
-    """``F_true ± std (acc)`` in percent, as the paper prints it; the std is left out for one seed."""
-    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+
+def _missing(x: float | None) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def cell(mean: float | None, std: float | None, ceiling: float | None) -> str:
+    """``12.3 ± 0.4 (56.7)`` from fractions: the paper's cell; std and ceiling left out when undefined."""
+    if _missing(mean):
         return "–"
-    spread = "" if std is None or math.isnan(std) else f" ± {100 * std:.1f}"
-    accuracy = "" if acc is None or math.isnan(acc) else f" ({100 * acc:.1f})"
-    return f"{100 * mean:.1f}{spread}{accuracy}"
+    spread = "" if _missing(std) else f" ± {100 * std:.1f}"
+    top = "" if _missing(ceiling) else f" ({100 * ceiling:.1f})"
+    return f"{100 * mean:.1f}{spread}{top}"
 
 
-def paper_rows(categories: pd.DataFrame, average: str = "macro") -> list[tuple[str, str, str, int, int]]:
-    """(category, forgetting cell, backward-transfer cell, n_subtasks, n_seeds) per category, OVERALL last."""
-    rows = []
-    for r in categories[categories["average"] == average].itertuples(index=False):
-        rows.append(
-            (
-                "Overall" if r.category == "OVERALL" else str(r.category),
-                _cell(r.F_true_mean, r.F_true_std, r.acc_before_mean),
-                _cell(r.BT_true_mean, r.BT_true_std, r.acc_after_mean),
-                int(r.n_subtasks),
-                int(r.n_seeds),
-            )
-        )
-    return rows
+def pct(x: float | None) -> str:
+    return "–" if _missing(x) else f"{100 * x:.1f}"
+
+
+def category_label(category: str) -> str:
+    return "Overall" if category == "OVERALL" else str(category)
+
+
+def category_order(categories: Iterable[str]) -> list[str]:
+    """Categories sorted by name, OVERALL last (the order of categories.csv)."""
+    names = sorted({str(c) for c in categories} - {"OVERALL"})
+    return [*names, "OVERALL"] if "OVERALL" in set(map(str, categories)) else names
+
+
+def paper_table(result: PairResult, average: str = "macro") -> pd.DataFrame:
+    """One row per category and Overall: the two paper cells, accuracy before/after, sizes (paper_table.csv)."""
+    cats = result.categories[result.categories["average"] == average]
+    return pd.DataFrame({
+        PAPER_COLUMNS[0]: [category_label(c) for c in cats["category"]],
+        PAPER_COLUMNS[1]: [cell(*v) for v in zip(cats["F_true_mean"], cats["F_true_std"], cats["F_max_mean"])],
+        PAPER_COLUMNS[2]: [cell(*v) for v in zip(cats["BT_true_mean"], cats["BT_true_std"], cats["BT_max_mean"])],
+        PAPER_COLUMNS[3]: [pct(v) for v in cats["acc_before_mean"]],
+        PAPER_COLUMNS[4]: [pct(v) for v in cats["acc_after_mean"]],
+        PAPER_COLUMNS[5]: cats["n_subtasks"].astype(int).to_numpy(),
+        PAPER_COLUMNS[6]: cats["n_seeds"].astype(int).to_numpy(),
+    })
 
 
 def rich_table(result: PairResult, average: str = "macro") -> Table:
     """The paper's table for the terminal."""
-    label = "macro average over sub-benchmarks" if average == "macro" else "micro (item-weighted) average"
-    table = Table(title=f"Chance-adjusted forgetting and backward transfer, % ({label})")
-    table.add_column("Category")
-    table.add_column("Forgetting F_true ± std (acc before)", justify="right")
-    table.add_column("Backward transfer BT_true ± std (acc after)", justify="right")
-    table.add_column("sub-benchmarks", justify="right")
-    table.add_column("seeds", justify="right")
-    rows = paper_rows(result.categories, average)
-    for i, (cat, f, bt, n_sub, n_seeds) in enumerate(rows):
-        table.add_row(cat, f, bt, str(n_sub), str(n_seeds), end_section=i == len(rows) - 2)
+    label = "macro average, as the paper" if average == "macro" else "micro (item-weighted) average"
+    table = Table(title=f"Chance-adjusted forgetting and backward transfer, % ({label}); (…) = ceiling")
+    frame = paper_table(result, average)
+    for i, name in enumerate(frame.columns):
+        table.add_column(name, justify="left" if i == 0 else "right")
+    for i, row in enumerate(frame.astype(str).values.tolist()):
+        table.add_row(*row, end_section=i == len(frame) - 2)
     return table
 
 
-def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    lines += ["| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
-def _pct(x: float) -> str:
-    return "–" if x is None or math.isnan(x) else f"{100 * x:.1f}"
+def frame_markdown(frame: pd.DataFrame) -> str:
+    return markdown_table(list(map(str, frame.columns)), frame.astype(str).values.tolist())
+
+
+def per_subtask(result: PairResult) -> pd.DataFrame:
+    """Mean over seeds per sub-benchmark: items, k, seeds, the four transition counts, rates in %."""
+    cols = ["acc_before", "acc_after", "F", "BT", "F_true", "BT_true", "F_max", "BT_max", "F_rel"]
+    counts = ["n_11", "n_10", "n_01", "n_00"]
+    per = result.subtasks.groupby(["category", "subtask"], sort=True, observed=True).agg(
+        n=("n", "max"), k=("k", "first"), seeds=("seed", "nunique"),
+        **{c: (c, "mean") for c in counts}, **{c: (c, "mean") for c in cols},
+    ).reset_index()
+    out = per[["category", "subtask", "n"]].rename(columns={"subtask": "sub-benchmark", "n": "items"})
+    out["k"] = ["–" if _missing(k) else f"{k:.2f}" for k in per["k"]]
+    out["seeds"] = per["seeds"]
+    for c, name in zip(counts, ("1→1", "1→0", "0→1", "0→0")):
+        out[name] = [f"{v:.1f}".removesuffix(".0") for v in per[c]]
+    for c in cols:
+        out[c] = [pct(v) for v in per[c]]
+    return out
+
+
+def comparison_markdown(result: PairResult, label: str) -> str:
+    """The paper's row beside ours, with the difference, and the protocol differences that apply."""
+    table = paper.comparison(result, label)
+    rows = [
+        [r.metric, category_label(r.category), cell_pct(r.ours, r.ours_std, r.ours_ceiling),
+         cell_pct(r.paper, r.paper_std, r.paper_ceiling), num(r.paper_full), signed(r.difference)]
+        for r in table.itertuples(index=False)
+    ]
+    header = ["metric", "category", "this run", f"paper: {label}", "paper, full precision", "difference (pp)"]
+    return "\n".join([
+        markdown_table(header, rows), "",
+        "Protocol differences that apply:", "", *(f"- {d}" for d in paper.differences(result, label)),
+    ])
+
+
+def cell_pct(mean: float, std: float, ceiling: float) -> str:
+    """:func:`cell` for figures already in %."""
+    return cell(*(None if _missing(v) else v / 100 for v in (mean, std, ceiling)))
+
+
+def num(x: float) -> str:
+    return "–" if _missing(x) else f"{x:.2f}"
+
+
+def signed(x: float) -> str:
+    return "–" if _missing(x) else f"{x:+.1f}"
+
+
+def extra_tables(result: PairResult) -> list[tuple[str, pd.DataFrame, int]]:
+    """The analyses' named tables (``result.tables``), each cut to its first rows, with its full length."""
+    return [(name, t.head(EXTRA_TABLE_ROWS), len(t)) for name, t in result.tables.items() if not t.empty]
 
 
 def report_markdown(result: PairResult) -> str:
-    """report.md: the paper's table (macro, then micro), per-sub-benchmark figures and the problems."""
+    """report.md: the paper's table (macro, then micro), the paper comparison, per-sub-benchmark figures,
+    the analyses' tables and the problems."""
     s = result.summary
     totals = s["totals"]
-    header = [
-        "Category",
-        "Forgetting F_true ± std (acc before)",
-        "Backward transfer BT_true ± std (acc after)",
-        "sub-benchmarks",
-        "seeds",
-    ]
+    options = s.get("options") or {}
     parts = [
         "# Forgetting and backward transfer",
         "",
@@ -83,84 +156,43 @@ def report_markdown(result: PairResult) -> str:
         f"- after: `{s['inputs']['after']}`",
         f"- {totals['subtasks_paired']} sub-benchmarks, seeds {', '.join(map(str, totals['seeds']))}, "
         f"{totals['items_paired']} item pairs "
-        f"({totals['unpaired_before']} before-only, {totals['unpaired_after']} after-only)",
+        f"({totals['unpaired_before']} before-only, {totals['unpaired_after']} after-only); "
+        f"chance k: {options.get('chance_k', 'item')}",
         "",
-        "Figures in %. F_true / BT_true: chance-adjusted forgetting / backward transfer (Harmon et al., 2026, §2); "
-        "± sample standard deviation across seeds (left out for one seed); in parentheses the accuracy before / after.",
+        LEGEND,
         "",
         "## Macro average (the paper's headline: mean over sub-benchmarks per category, over categories overall)",
         "",
-        _markdown_table(
-            header, [[c, f, b, str(n), str(k)] for c, f, b, n, k in paper_rows(result.categories, "macro")]
-        ),
+        frame_markdown(paper_table(result, "macro")),
         "",
         "## Micro average (item-weighted; an extra, not the paper's figure)",
         "",
-        _markdown_table(
-            header, [[c, f, b, str(n), str(k)] for c, f, b, n, k in paper_rows(result.categories, "micro")]
-        ),
-        "",
-        "## Per sub-benchmark (mean over seeds)",
+        frame_markdown(paper_table(result, "micro")),
         "",
     ]
-    cols = ["acc_before", "acc_after", "F", "BT", "F_true", "BT_true", "F_rel"]
-    per = result.subtasks.groupby(["category", "subtask"], sort=True).agg(
-        n=("n", "max"), k=("k", "first"), seeds=("seed", "nunique"), **{c: (c, "mean") for c in cols}
-    )
-    rows = [
-        [
-            cat,
-            sub,
-            str(int(r.n)),
-            "–" if math.isnan(r.k) else f"{r.k:.2f}",
-            str(int(r.seeds)),
-            *(_pct(getattr(r, c)) for c in cols),
-        ]
-        for (cat, sub), r in per.iterrows()
-    ]
-    parts.append(_markdown_table(["category", "sub-benchmark", "items", "k", "seeds", *cols], rows))
+    label = paper.paper_pair(result)
+    if label:
+        parts += [f"## Beside the paper: {label}", "", comparison_markdown(result, label), ""]
+    parts += ["## Per sub-benchmark (mean over seeds)", "", frame_markdown(per_subtask(result))]
     if not result.agreement.empty:
         parts += [
             "",
             "## Stricter variant: transitions that agree under every seed",
             "",
-            _markdown_table(
+            markdown_table(
                 ["sub-benchmark", "seeds", "items", "agreeing", "F_true", "BT_true"],
                 [
-                    [r.subtask, r.seeds, str(r.n), str(r.n_agree), _pct(r.F_true), _pct(r.BT_true)]
+                    [r.subtask, r.seeds, str(r.n), str(r.n_agree), pct(r.F_true), pct(r.BT_true)]
                     for r in result.agreement.itertuples(index=False)
                 ],
             ),
         ]
+    for name, table, total in extra_tables(result):
+        more = f" (first {len(table)} of {total} rows; all in {name}.csv)" if total > len(table) else ""
+        parts += ["", f"## {name}{more}", "", frame_markdown(table)]
     parts += ["", "## Problems", ""]
     parts += [f"- {w}" for w in result.warnings] or ["None."]
     if result.notes:
         parts += ["", "## Notes", "", *(f"- {n}" for n in result.notes)]
     return "\n".join(parts) + "\n"
 
-
-def plot_forgetting(result: PairResult, path: Path) -> None:
-    """Per-category F_true and BT_true bars with their std across seeds (macro)."""
-    from matplotlib.figure import Figure  # no pyplot: no GUI backend, no global state changed
-
-    cats = result.categories[result.categories["average"] == "macro"]
-    x = np.arange(len(cats))
-    fig = Figure(figsize=(max(6.0, 0.9 * len(cats) + 2), 4.5), layout="constrained")
-    ax = fig.add_subplot()
-    for offset, metric, label in (
-        (-0.2, "F_true", "forgetting (F_true)"),
-        (0.2, "BT_true", "backward transfer (BT_true)"),
-    ):
-        ax.bar(
-            x + offset,
-            100 * cats[f"{metric}_mean"].fillna(0),
-            0.4,
-            yerr=100 * cats[f"{metric}_std"].fillna(0),
-            capsize=3,
-            label=label,
-        )
-    ax.set_xticks(x, ["Overall" if c == "OVERALL" else c for c in cats["category"]], rotation=30, ha="right")
-    ax.set_ylabel("% of items (chance-adjusted)")
-    ax.set_title("Macro average per category; error bars: std across seeds")
-    ax.legend()
-    fig.savefig(path, dpi=120, format="png")

@@ -1,0 +1,250 @@
+"""report.html: everything a researcher looks at first, in one self-contained file.
+
+No network and nothing beside it: the figure is an embedded base64 PNG, the style sheet is inline,
+there is no script. Sections (each a ``<section id=...>``): summary, paper-table, plots, accuracy,
+transitions, items, paper-comparison (when the pair is one the paper measured), analyses (the
+analyses' tables, when present), problems. A print style sheet keeps tables whole on paper.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from postforget_lmeval import paper, plots, report
+from postforget_lmeval.results import PairResult
+
+LoadItem = Callable[[str, int], Any]
+"""``load_item(file, locator)`` -> an object with ``question`` (the sources' ``LoadedItem``)."""
+N_ITEMS = 8  # most forgotten / most gained items shown, each read back from its sample log
+QUESTION_CHARS = 700
+
+CSS = """
+:root { --fg:#1d2330; --muted:#5b6475; --line:#d8dde6; --bad:#b03a2e; --good:#1f618d; --bg:#f7f8fa; }
+* { box-sizing: border-box; }
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg);
+       max-width: 1180px; margin: 0 auto; padding: 18px 22px 40px; }
+h1 { font-size: 1.5em; margin: 0 0 .3em; } h2 { font-size: 1.2em; margin: 1.6em 0 .5em;
+     border-bottom: 2px solid var(--line); padding-bottom: .2em; }
+h3 { font-size: 1.02em; margin: 1.1em 0 .4em; }
+p, li { max-width: 72em; } .muted { color: var(--muted); font-size: .92em; }
+code { font-size: .9em; background: var(--bg); padding: 0 .25em; border-radius: 3px; word-break: break-all; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; margin: .4em 0 .8em; font-size: .9em; }
+th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: right; vertical-align: top; }
+th { background: var(--bg); position: sticky; top: 0; }
+td:first-child, th:first-child, td.text { text-align: left; }
+tr.total td { font-weight: 600; border-top: 2px solid var(--fg); }
+img { max-width: 100%; height: auto; border: 1px solid var(--line); }
+.items { display: grid; grid-template-columns: repeat(auto-fill, minmax(330px, 1fr)); gap: 10px; }
+.item { border: 1px solid var(--line); border-left: 4px solid var(--bad); padding: 6px 10px; border-radius: 4px;
+        break-inside: avoid; }
+.item.gained { border-left-color: var(--good); }
+.item pre { white-space: pre-wrap; font: .86em/1.35 ui-monospace, Menlo, Consolas, monospace; margin: .3em 0;
+            max-height: 14em; overflow: auto; }
+.pos { color: var(--bad); } .neg { color: var(--good); }
+nav { font-size: .9em; margin: .4em 0 1em; } nav a { margin-right: .8em; }
+@media print {
+  body { max-width: none; font-size: 10.5pt; padding: 0; } nav { display: none; }
+  h2 { break-after: avoid; } table, img, .item { break-inside: avoid; } th { position: static; }
+  .item pre { max-height: none; overflow: visible; } .scroll { overflow: visible; }
+}
+"""
+
+
+def _e(value: Any) -> str:
+    return html.escape("" if value is None else str(value))
+
+
+def table_html(frame: pd.DataFrame, *, total_last: bool = False, text_columns: Sequence[str] = ()) -> str:
+    """A DataFrame as an escaped HTML table; the last row bold when it is the overall row."""
+    head = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
+    rows = []
+    for i, row in enumerate(frame.astype(object).itertuples(index=False)):
+        cls = ' class="total"' if total_last and i == len(frame) - 1 else ""
+        cells = "".join(
+            f'<td class="text">{_e(v)}</td>' if c in text_columns else f"<td>{_e(v)}</td>"
+            for c, v in zip(frame.columns, row)
+        )
+        rows.append(f"<tr{cls}>{cells}</tr>")
+    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+
+
+def _section(sid: str, title: str, body: str) -> str:
+    return f'<section id="{sid}"><h2>{_e(title)}</h2>{body}</section>'
+
+
+def _image(png: bytes | None, alt: str) -> str:
+    if png is None:
+        return '<p class="muted">No figure (written with --no-plot).</p>'
+    return f'<img alt="{_e(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
+
+
+def _page(title: str, sections: list[str], nav: list[tuple[str, str]]) -> str:
+    links = "".join(f'<a href="#{sid}">{_e(name)}</a>' for sid, name in nav)
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
+        f"<h1>{_e(title)}</h1><nav>{links}</nav>{''.join(sections)}</body></html>\n"
+    )
+
+
+def ranked_items(samples: pd.DataFrame, transition: str, n: int = N_ITEMS) -> pd.DataFrame:
+    """Items that made ``transition`` under the most seeds/replicates (then by sub-benchmark, doc_id);
+    one row each (its first such sample), with ``times`` and ``of`` (samples of that item)."""
+    if samples.empty:
+        return samples.assign(times=[], of=[])
+    key = ["subtask", "doc_id"]
+    hit = samples["transition"].astype(str) == transition
+    counts = samples.assign(hit=hit).groupby(key, observed=True)["hit"].agg(times="sum", of="size")
+    top = counts[counts["times"] > 0].sort_values("times", ascending=False, kind="stable").head(n)
+    first = samples[hit].drop_duplicates(key).set_index(key)
+    return first.loc[top.index].join(top).reset_index()
+
+
+def _item_card(row: Any, transition: str, load_item: LoadItem | None) -> str:
+    question = ""
+    if load_item is not None:
+        try:
+            question = load_item(str(row.file_before), int(row.locator_before)).question
+        except Exception as e:  # noqa: BLE001 - a moved log must not stop the report; say so in the card
+            question = f"(question not readable from {row.file_before}: {e})"
+    if len(question) > QUESTION_CHARS:
+        question = question[:QUESTION_CHARS] + "…"
+    cls = "item" if transition == "1->0" else "item gained"
+    status = lambda s: f" ({_e(s)})" if isinstance(s, str) and s and s != "answered" else ""  # noqa: E731
+    return (
+        f'<div class="{cls}"><b>{_e(row.subtask)}</b> doc_id {_e(row.doc_id)} · '
+        f"{transition} under {int(row.times)} of {int(row.of)} seed(s)<pre>{_e(question)}</pre>"
+        f"gold <b>{_e(row.gold)}</b> · before <b>{_e(row.answer_before)}</b>{status(row.status_before)}"
+        f" · after <b>{_e(row.answer_after)}</b>{status(row.status_after)}</div>"
+    )
+
+
+def _items(result: PairResult, load_item: LoadItem | None) -> str:
+    parts = []
+    for transition, title in (("1->0", "Most forgotten (1→0)"), ("0->1", "Most gained (0→1)")):
+        ranked = ranked_items(result.samples, transition)
+        cards = "".join(_item_card(r, transition, load_item) for r in ranked.itertuples(index=False))
+        parts.append(f"<h3>{title}</h3>" + (f'<div class="items">{cards}</div>' if cards else "<p>None.</p>"))
+    return (
+        '<p class="muted">Items ranked by how many seeds made the transition; the question is read back from the '
+        "before run's sample log. <code>postforget-pair show OUT_DIR --subtask NAME</code> lists all of them.</p>"
+        + "".join(parts)
+    )
+
+
+def _accuracy(result: PairResult) -> pd.DataFrame:
+    cats = result.categories[result.categories["average"] == "macro"]
+    return pd.DataFrame({
+        "Category": [report.category_label(c) for c in cats["category"]],
+        "acc before": [report.cell(m, s, None) for m, s in zip(cats["acc_before_mean"], cats["acc_before_std"])],
+        "acc after": [report.cell(m, s, None) for m, s in zip(cats["acc_after_mean"], cats["acc_after_std"])],
+        "change": [report.signed(100 * (a - b)) for a, b in zip(cats["acc_after_mean"], cats["acc_before_mean"])],
+    })
+
+
+def _comparison(result: PairResult, label: str) -> str:
+    table = paper.comparison(result, label)
+    frame = pd.DataFrame({
+        "metric": table["metric"],
+        "category": [report.category_label(c) for c in table["category"]],
+        "this run": [report.cell_pct(*v) for v in zip(table["ours"], table["ours_std"], table["ours_ceiling"])],
+        "paper": [report.cell_pct(*v) for v in zip(table["paper"], table["paper_std"], table["paper_ceiling"])],
+        "paper, full precision": [report.num(v) for v in table["paper_full"]],
+        "difference (pp)": [report.signed(v) for v in table["difference"]],
+    })
+    named = "named with --paper-pair" if result.summary.get("paper_pair") else "recognised from the model names"
+    diffs = "".join(f"<li>{_e(d)}</li>" for d in paper.differences(result, label))
+    return (
+        f"<p>The paper's row for <b>{_e(label)}</b> ({named}), Appendix E, beside this run; difference = this run "
+        f"minus the paper (its table cell, else its full-precision value), in percentage points.</p>"
+        f"{table_html(frame)}<h3>Protocol differences that apply</h3><ul>{diffs}</ul>"
+    )
+
+
+def _problems(result: PairResult) -> str:
+    warnings = "".join(f"<li>{_e(w)}</li>" for w in result.warnings) or "<li>None.</li>"
+    notes = "".join(f"<li>{_e(n)}</li>" for n in result.notes) or "<li>None.</li>"
+    return f"<h3>Problems ({len(result.warnings)})</h3><ul>{warnings}</ul><h3>Notes</h3><ul>{notes}</ul>"
+
+
+def render(result: PairResult, png: bytes | None, load_item: LoadItem | None = None) -> str:
+    """The whole report.html of one pairing."""
+    s = result.summary
+    totals = s["totals"]
+    label = s.get("pair_label") or "Forgetting and backward transfer"
+    intro = (
+        f"<p>before: <code>{_e(s['inputs']['before'])}</code><br>after: <code>{_e(s['inputs']['after'])}</code></p>"
+        f"<p>{totals['subtasks_paired']} sub-benchmarks · seeds {_e(', '.join(map(str, totals['seeds'])))} · "
+        f"{totals['items_paired']} item pairs ({totals['unpaired_before']} before-only, "
+        f"{totals['unpaired_after']} after-only) · chance k: {_e((s.get('options') or {}).get('chance_k', 'item'))}"
+        f"</p><p class=\"muted\">{_e(report.LEGEND)}</p>"
+    )
+    sections = [
+        ("summary", "Run", intro),
+        ("paper-table", "Paper-shaped table (macro)",
+         table_html(report.paper_table(result, "macro"), total_last=True)
+         + "<h3>Micro average (item-weighted; an extra, not the paper's figure)</h3>"
+         + table_html(report.paper_table(result, "micro"), total_last=True)),
+        ("plots", "Per category: F_true and BT_true against their ceilings", _image(png, "F_true and BT_true per category")),
+        ("accuracy", "Accuracy before and after (macro, % ± std across seeds)", table_html(_accuracy(result), total_last=True)),
+        ("transitions", "Transitions per sub-benchmark (mean counts over seeds; rates in %)",
+         table_html(report.per_subtask(result), text_columns=("category", "sub-benchmark"))),
+        ("items", "Most forgotten and most gained items", _items(result, load_item)),
+    ]
+    comparison = paper.paper_pair(result)
+    if comparison:
+        sections.append(("paper-comparison", f"Beside the paper: {comparison}", _comparison(result, comparison)))
+    extra = report.extra_tables(result)
+    if extra:
+        body = "".join(
+            f"<h3>{_e(name)}</h3>"
+            + (f'<p class="muted">First {len(t)} of {total} rows; all in {_e(name)}.csv.</p>' if total > len(t) else "")
+            + table_html(t)
+            for name, t, total in extra
+        )
+        sections.append(("analyses", "Analyses", body))
+    sections.append(("problems", "Problems and notes", _problems(result)))
+    nav = [(sid, title.split(":")[0].split("(")[0].strip()) for sid, title, _ in sections]
+    return _page(label, [_section(*sec) for sec in sections], nav)
+
+
+def pairs_html(wide: pd.DataFrame, long: pd.DataFrame, png: bytes | None, directories: dict[str, str]) -> str:
+    """pairs.html: the table across pairs (one column per pair), the figure, links to each pair's report."""
+    blocks = []
+    for metric, title in report.METRIC_TITLES.items():
+        block = wide[wide["metric"] == metric].drop(columns="metric")
+        blocks.append(f"<h3>{_e(title)}</h3>{table_html(block, total_last=True)}")
+    acc = long[(long["metric"] == "F_true") & (long["category"] == "OVERALL")]
+    links = "".join(
+        f'<li><b>{_e(r.pair)}</b>: accuracy {report.pct(r.acc_before)} → {report.pct(r.acc_after)} · '
+        f'<a href="{_e(directories.get(r.pair, ""))}/report.html">report.html</a></li>'
+        for r in acc.itertuples(index=False)
+    )
+    sections = [
+        _section("pairs-table", "Forgetting and backward transfer across pairs",
+                 f'<p class="muted">{_e(report.LEGEND)}</p>' + "".join(blocks)),
+        _section("plots", "Per category, one bar per pair", _image(png, "F_true and BT_true per category and pair")),
+        _section("pairs", "Pairs (macro accuracy, before → after)", f"<ul>{links}</ul>"),
+    ]
+    return _page("Forgetting across pairs", sections, [("pairs-table", "Table"), ("plots", "Figure"), ("pairs", "Pairs")])
+
+
+def renderers(result: PairResult, plot: bool = True, load_item: LoadItem | None = None) -> dict[str, Callable[[Path], None]]:
+    """File name -> writer for every report file of one pairing; ``outputs.write_outputs`` writes them."""
+    image = plots.categories_png(result) if plot else None
+    files: dict[str, Callable[[Path], None]] = {
+        "paper_table.csv": lambda p: report.paper_table(result).to_csv(p, index=False),
+        "report.md": lambda p: p.write_text(report.report_markdown(result), encoding="utf-8"),
+        "report.html": lambda p: p.write_text(render(result, image, load_item), encoding="utf-8"),
+    }
+    if image is not None:
+        files["forgetting.png"] = lambda p: p.write_bytes(image)
+    return files
