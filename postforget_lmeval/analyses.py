@@ -34,6 +34,7 @@ LoadItem = Callable[[str, int], Any]
 
 BEHAVIOUR_COLUMNS = ("F_format_share", "BT_format_share", "answered_before", "answered_after",
                      "median_chars_before", "median_chars_after")
+SUBTASK_DRIFT_COLUMNS = ("dp_gold_median_11", "at_risk_share", "drift_share")
 DRIFT_COLUMNS = ("at_risk_share", "drift_share")
 TERMINAL_COLUMNS = {"format": "F_format_share", "significant": "significant"}
 """Columns for the terminal table: share of 1->0 that is format; the McNemar/BH flag of each row."""
@@ -42,13 +43,18 @@ TERMINAL_COLUMNS = {"format": "F_format_share", "significant": "significant"}
 def _add_columns(frame: pd.DataFrame, extra: pd.DataFrame, keys: Sequence[str], rows: pd.Series | None = None) -> None:
     """Set ``extra``'s non-key columns on ``frame`` (in place) by matching ``keys``; only on ``rows`` if given."""
     keys = list(keys)
-    merged = frame[keys].astype(str).merge(extra.astype({k: str for k in keys}), on=keys, how="left")
+    merged = frame[keys].astype(str).merge(extra.astype(dict.fromkeys(keys, str)), on=keys, how="left")
     for col in (c for c in extra.columns if c not in keys):
         values = merged[col].to_numpy()
         if rows is None:
             frame[col] = values
         else:
             frame.loc[rows.to_numpy(), col] = values[rows.to_numpy()]
+
+
+def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its subtask and seed keys as plain strings, as the analyses' tables key them."""
+    return frame.astype({"subtask": str, "seed": str})
 
 
 def _max_gen_toks(summary: Mapping[str, Any]) -> dict[str, int | None]:
@@ -88,14 +94,19 @@ def annotate(result: PairResult, load_item: LoadItem | None = None, *, n_boot: i
             "(moved or changed since pairing?): counted as no_answer, not checked for a refusal"
         )
     counts = failure_modes.mode_counts(modes, subtasks)
-    _add_columns(subtasks, counts.merge(failure_modes.behaviour(samples), on=keys, how="left"), keys)
-    result.tables["failure_modes"] = subtasks[["subtask", "category", "seed", "n_10", "n_01",
-                                               *(c for c in counts.columns if c not in keys)]].copy()
+    _add_columns(subtasks, counts[[*keys, "F_format_share", "BT_format_share"]], keys)
+    _add_columns(subtasks, failure_modes.behaviour(samples), keys)
+    result.tables["failure_modes"] = _keyed(subtasks[["subtask", "category", "seed", "n_10", "n_01"]]).merge(counts, on=keys)
 
     items = drift.item_drift(samples)
-    _add_columns(subtasks, drift.drift_summary(items), keys)
     if not items.empty:
-        result.tables["drift"] = items
+        per_row = drift.drift_summary(items)
+        _add_columns(subtasks, per_row[[*keys, *SUBTASK_DRIFT_COLUMNS]], keys)
+        result.tables["drift"] = _keyed(subtasks[["subtask", "category", "seed", "n_11", "n_10"]]).merge(per_row, on=keys)
+        result.tables["drift_items"] = items
+    else:
+        for col in SUBTASK_DRIFT_COLUMNS:
+            subtasks[col] = float("nan")
 
     means = macro_means(subtasks, [*BEHAVIOUR_COLUMNS, *DRIFT_COLUMNS]).add_suffix("_mean").reset_index()
     _add_columns(categories, means, ["category"], rows=macro_rows)

@@ -86,7 +86,7 @@ def _failure_modes(result: PairResult) -> list[str]:
 
 def _drift(result: PairResult) -> list[str]:
     lines = ["### Was it coming? Drift before the flip", ""]
-    items = result.tables.get("drift")
+    items = result.tables.get("drift_items")
     if items is None or items.empty:
         return lines + ["No item logs option log-likelihoods on both sides (generative tasks): the drift of the "
                         "gold option's probability cannot be measured from these samples.", ""]

@@ -88,7 +88,8 @@ def test_annotate_adds_failure_modes_behaviour_and_drift() -> None:
     forgotten = alg[alg["transition"] == "1->0"]
     unanswered = int((forgotten["status_after"] == "no_answer").sum())
     row = sub.loc[("alg", "0")]
-    assert row["n_10_no_answer"] == unanswered and row["n_10_wrong"] == len(forgotten) - unanswered
+    counts = result.tables["failure_modes"].set_index(["subtask", "seed"]).loc[("alg", "0")]
+    assert counts["n_10_no_answer"] == unanswered and counts["n_10_wrong"] == len(forgotten) - unanswered
     assert row["F_format_share"] == pytest.approx(unanswered / len(forgotten))
     assert row["answered_after"] == pytest.approx((alg["status_after"] == "answered").mean())
     assert row["median_chars_after"] == pytest.approx(alg["response_chars_after"].median())
@@ -99,6 +100,8 @@ def test_annotate_adds_failure_modes_behaviour_and_drift() -> None:
     assert law["drift_share"] == 1.0 and law["at_risk_share"] == 0.0
     assert np.isnan(row["drift_share"])
     assert set(result.tables["drift"]["subtask"]) == {"law"}
+    assert set(result.tables["drift_items"]["subtask"]) == {"law"}
+    assert "n_10_wrong" not in result.subtasks  # counts live in failure_modes.csv
 
     macro = result.categories[result.categories["average"] == "macro"].set_index("category")
     math_share = sub.loc[["alg", "geo"], "F_format_share"].groupby(level="seed").mean().mean()
@@ -116,6 +119,7 @@ def test_markdown_says_drift_is_unavailable_for_generative_runs() -> None:
     samples = samples[samples["subtask"] != "law"].drop(columns=["option_ll_before", "option_ll_after"])
     result = _result(samples)
     analyses.annotate(result, None, n_boot=20)
-    assert "drift" not in result.tables
+    assert "drift" not in result.tables and "drift_items" not in result.tables
+    assert result.subtasks["at_risk_share"].isna().all()
     assert "cannot be measured" in analyses.analyses_markdown(result)
     assert result.summary["analyses"]["drift"]["items"] == 0
