@@ -1,4 +1,4 @@
-"""Answer extraction from free-form generations (SPEC §5).
+"""Answer extraction from free-form generations (the paper's section 3 and Appendix B).
 
 The paper stresses that measured forgetting depends heavily on extraction: a model that answered
 but was misread looks as if it forgot. Extraction is therefore conservative (explicit answer
@@ -16,26 +16,40 @@ Rules, in priority order (the first rule that yields an answer wins):
    holds an answer or the continuation has a ``Reasoning:`` line (the shape of an invented
    exemplar); otherwise (a chat model restating the question) the whole reply counts.
 1. Explicit markers; the last one in the reply wins: ``Answer: X`` in any case and markdown
-   (``**Answer:** X``, ``**Answer: X**``, ``Final answer: X``, ``答案：X``, also inside code such
-   as ``print("Answer: X")``), a header line (``### Final Answer``, ``**Answer:**``) whose answer
-   is on the next non-blank line, and ``\\boxed{X}`` (wrappers such as ``\\text{}`` removed). If
-   the last explicit answer is not an option the result is ``invalid``; earlier answers are not
-   consulted.
-2. Prose; the last one wins: ``the (correct) answer is X``, ``the correct option is X``, ``the
-   answers are A and C``; for numbers also ``there are 7``, ``a total of 7``, ``in total, 7``.
+   (``**Answer:** X``, ``**Answer: X**``, ``Final answer: X``, ``答案：X``, ``【答案】X``, also
+   inside code such as ``print("Answer: X")``), a header line (``### Final Answer``,
+   ``**Answer:**``) whose answer is on the next non-blank line, ``\\boxed{X}`` (wrappers such as
+   ``\\text{}`` removed), a chosen-option header (``**Correct Option:** [ B ]``, ``Final choice:
+   (B)``) and ``answer (X)`` when the bracketed letter closes the line (``..., or answer (F).``).
+   If the last explicit answer is not an option the result is ``invalid``; earlier answers are
+   not consulted.
+2. Prose; the last one wins: ``the (correct) answer is X``, also qualified (``is most likely
+   (C)``, ``is closest to D``) or after a short clause (``the answer that does not fit is (C)``);
+   ``the correct / only remaining / best option is X``; ``the answers are A and C``; the letter
+   before a verdict (``D is the correct answer``, ``This makes (E) the correct answer``); a
+   statement ending in ``is:`` whose next line is the answer alone (``C. <option C's text>``);
+   for numbers also ``there are 7``, ``a total of 7``, ``in total, 7``.
 3. Bare lines: the last non-blank line, else the first, is nothing but the answer (``B``,
    ``(B)``, ``B.``, ``**B**``, ``7``). The first line may also be a letter followed by exactly that
    option's text (``C) Paris``): a base model prompted up to ``Answer:`` replies that way.
+4. Closing statement (one-letter items): the last line ends by saying what something is: a
+   bracketed letter (``Therefore the most likely reaction is (E).``), a capital that is an option
+   letter, or exactly one option's text (``... the leader who was not transformational is
+   Margaret Thatcher.``).
+5. The whole reply is exactly one option's text (one-letter items).
 
 What counts as an answer in the text after a marker: a letter that is bracketed, or followed by
 punctuation, the end, a connective (``because``, ``is`` ...) or that option's own text. A lone
 lowercase letter followed by a word is an article (``a good approach``), not an answer. A hedge
-such as ``B or C``, ``7 or 8`` or, for one-letter items, ``B and C`` is not an answer. The text
-of exactly one option (ignoring case and punctuation) counts as that option's letter. Several letters
-(``letters`` format) are separated by commas, ``and``, spaces or nothing, and a run written
-together must be in alphabetical order (``AC``; so ``NONE`` or ``$LETTERS`` is no answer).
-Numbers: an integer or a number word up to twenty; for an equation, the value after its last
-``=``.
+such as ``B or C``, ``(A) or (D)``, ``7 or 8`` or, for one-letter items, ``B and C`` or ``A、C``
+is not an answer, and it ends the search: the reply's last statement declined to choose, so an
+earlier tentative answer is not taken instead. The text of exactly one option counts as that
+option's letter; texts are compared ignoring case, punctuation, symbols and LaTeX commands but
+keeping minus signs (``\\boxed{[2 \\leq y \\leq 8]}`` is the option ``2 ≤ y ≤ 8``). Several
+letters (``letters`` format) are separated by commas, ``、``, ``and``/``和``, spaces or nothing,
+and a run written together must be in alphabetical order (``AC``; so ``NONE`` or ``$LETTERS`` is
+no answer). Numbers: an integer or a number word up to twenty; for an equation, the value after
+its last ``=``.
 
 Documented choices:
 
@@ -49,10 +63,12 @@ Documented choices:
 * With ``answer_format="number"`` and no options, every integer is valid.
 * A number or word that is no option's text, given for a letter item, is ``no_answer``: only a
   letter can be ``invalid`` there.
-* Cost: markers are searched backwards from the end of the reply and only the last 64
-  occurrences of each keyword are tried, each payload is one line of at most 200 characters,
-  and the thinking is only searched for its tags and its last line; nothing backtracks
-  catastrophically.
+* Cost: keywords are found with ``str.rfind`` backwards from the end of the reply, all keywords'
+  occurrences are merged by position before any pattern is tried (so the work is proportional to
+  what follows the answer) and only the last 64 occurrences of each keyword are tried; each
+  payload is one line of at most 200 characters, the closing rule reads at most the last 300
+  characters, and the thinking is only searched for its tags and its last line; nothing
+  backtracks catastrophically. Replies without ``<`` skip the tag scans.
 """
 
 from __future__ import annotations
@@ -61,6 +77,7 @@ import heapq
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 from postforget_lmeval.prompts import LETTERS, AnswerFormat
@@ -68,7 +85,7 @@ from postforget_lmeval.prompts import LETTERS, AnswerFormat
 Status = Literal["answered", "invalid", "no_answer", "unfinished"]
 
 EXTRACTOR_NAME = "postforget-strict"
-EXTRACTOR_VERSION = 1
+EXTRACTOR_VERSION = 2
 """Logged in every postforget record; bumped whenever a rule change can change an extracted answer."""
 
 
@@ -81,6 +98,9 @@ class Extraction:
 
 
 _NO_ANSWER = Extraction(None, "no_answer")
+# What the parsers return for a hedge ("(A) or (D)", "7 or 8"): the statement was made and names
+# no single answer, so the search stops there instead of falling back to earlier, tentative ones.
+_HEDGE = "?"
 _UNFINISHED = Extraction(None, "unfinished")
 
 # A payload is one line, capped: the work per marker is bounded whatever the response length.
@@ -94,40 +114,78 @@ _MAX_SKIPPED_LINES = 4
 _SPECIAL_TOKENS = re.compile(r"<\|[A-Za-z0-9_]{1,40}\|>|</s>|<eos>|<end_of_turn>")
 _THINK_OPEN = re.compile(r"<think(?:ing)?>", re.I)
 _THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.I)
-_NEXT_QUESTION = re.compile(r"\nQuestion:")
+_NEXT_QUESTION = "\nQuestion:"
 _EXEMPLAR_REASONING = re.compile(r"\nReasoning:")
 
 # Markers are searched in lowercased text, backwards from the end with str.rfind on a literal
 # that starts each pattern (see _backwards), so that only the last few are ever looked at.
 # "：" is the full-width colon of Chinese text.
 _BOXED = re.compile(r"\\boxed[ \t]*\{")
-_MARKS = (
-    ("answer", re.compile(r"answers?(?![a-z0-9_])(?:[ \t]*[*_]*[ \t]*(?P<sep>[:：]))?")),
-    ("答案", re.compile(r"答案[ \t]*(?P<sep>[:：]|是|为)?")),
-    ("\\boxed", _BOXED),
+# A word that makes "option:" name the chosen option ("**Correct Option:** [ B ]"), not a list.
+_CHOSEN = re.compile(r"(?:correct|right|best|final|chosen|selected|my)[ \t*_]*$")
+_OPTION_MARK = r"s?(?![a-z0-9_])[ \t]*[*_]*[ \t]*(?P<sep>[:：])"
+_MARKS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
+    ("answer", re.compile(r"answers?(?![a-z0-9_])(?:[ \t]*[*_]*[ \t]*(?P<sep>[:：]))?"), None),
+    ("答案", re.compile(r"答案[ \t]*(?P<sep>[:：]|是|为|】)?"), None),  # 【答案】 is the GAOKAO header
+    ("\\boxed", _BOXED, None),
+    ("option", re.compile("option" + _OPTION_MARK), _CHOSEN),
+    ("choice", re.compile("choice" + _OPTION_MARK), _CHOSEN),
 )
-_PHRASES = (
+# "or answer (F)." ends a reply without "is" or a colon; only a bracketed letter closing the line.
+_BRACKETED_ONLY = re.compile(r"[ \t]*(?:\([ \t]*[A-Za-z][ \t]*\)|\[[ \t]*[A-Za-z][ \t]*\])[ \t*_]*[.!]?[ \t*_]*$")
+_VERB = r"(?:is|are|would[ \t]+be|should[ \t]+be|must[ \t]+be|will[ \t]+be)(?![a-z])"
+# Words that qualify a statement without withdrawing it: "the answer is most likely (C)",
+# "the answer is closest to D". A hedge that follows ("(A) or (D)") is still a hedge.
+_QUALIFIERS = (
+    r"(?:[ \t]+(?:therefore|thus|clearly|definitely|indeed|likely|probably|most|closest|close|nearest"
+    r"|to|be|then|still|simply|actually|certainly|obviously))*"
+)
+# An adjective that makes "option is" a choice: "the only remaining option is (G)".
+_CHOICE_WORD = re.compile(
+    r"(?:correct|right|best|only|remaining|final|likely|appropriate|plausible|suitable|accurate|reasonable)"
+    r"[ \t]+$"
+)
+_PHRASES: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
     (
         "answer",
-        re.compile(
-            r"answers?[ \t]+(?:is|are|would[ \t]+be|should[ \t]+be|must[ \t]+be|will[ \t]+be)(?![a-z])"
-            r"(?:[ \t]+(?:therefore|thus|clearly|definitely|indeed|likely|probably))?[ \t]*[:：]?"
-        ),
+        # "the answer that doesn't fit the description is (C)": a short relative clause may intervene.
+        re.compile(rf"answers?(?:[ \t]+(?:that|which|to|for)[^.\n!?:;]{{0,60}}?)?[ \t]+{_VERB}{_QUALIFIERS}[ \t]*[:：]?"),
+        None,
     ),
-    (
-        "correct",
-        re.compile(r"correct[ \t]+(?:option|choice|letter)s?[ \t]+(?:is|are)(?![a-z])[ \t]*[:：]?"),
+    *(
+        (word, re.compile(rf"{word}s?[ \t]+(?:is|are)(?![a-z]){_QUALIFIERS}[ \t]*[:：]?"), _CHOICE_WORD)
+        for word in ("option", "choice", "letter")
     ),
 )
-_STATEMENTS = {pattern for _, pattern in _PHRASES}
+_STATEMENTS = {pattern for _, pattern, _ in _PHRASES}
+# "D is the correct answer.", "This makes (E) the correct answer.": the letter comes first.
+_VERDICT = re.compile(r"(?:correct|right|best)[ \t]+(?:answer|option|choice)(?![a-z])")
+_SUBJECT_LETTER = r"(\([ \t]*[A-Z][ \t]*\)|\[[ \t]*[A-Z][ \t]*\]|(?<![A-Za-z0-9])[A-Z])[*_]*"
+_VERDICT_SUBJECT = re.compile(
+    rf"(?:{_SUBJECT_LETTER}[ \t]+(?:is|was|would[ \t]+be|must[ \t]+be|should[ \t]+be)"
+    rf"|(?<![a-z])(?:makes|making|make)[ \t]+{_SUBJECT_LETTER})[ \t]+the[ \t]+$"
+)
+# "The statement that is NOT true is:" with the answer alone on the next line ("C. <its text>").
+_INTRO = re.compile(r"(?:is|are)[:：][ \t*_]*(?=\n|$)")
+_INTROS = tuple((literal, _INTRO, None) for literal in ("is:", "are:", "is：", "are："))
+# The reply's last sentence names its choice: "Therefore the most likely reaction is (E)."
+_CLOSING_LETTER = re.compile(
+    r"(?<![A-Za-z])(?:is|be|are)[ \t]+(?:option[ \t]+)?[*_]*"
+    r"(?:\([ \t]*(?P<b>[A-Za-z])[ \t]*\)|\[[ \t]*(?P<s>[A-Za-z])[ \t]*\]|(?P<u>[A-Z]))"
+    r"[*_]*[ \t]*[.!]?[ \t*_]*$"
+)
+# ... or the text of one option: "the leader who could not be termed transformational is Margaret Thatcher."
+_CLOSING_VERB = re.compile(r"(?<![A-Za-z])(?:is|be|are|was)[ \t]+")
+_MAX_CLOSING = 300  # characters of the last line that the closing rule reads
 _COUNT_TAIL = r"(?:[ \t]+(?:there[ \t]+are|(?:i|you|we)[ \t]+have))?(?![a-z])"
-_COUNT_PHRASES = (
+_COUNT_PHRASES: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
     (
         "there",
         re.compile(r"there[ \t]+(?:are|is|were)(?:[ \t]+(?:a[ \t]+total[ \t]+of|exactly|only))?(?![a-z])"),
+        None,
     ),
-    ("total", re.compile(rf"total(?:[ \t]+(?:of|is)|,)?{_COUNT_TAIL}")),
-    ("altogether", re.compile(rf"altogether,?{_COUNT_TAIL}")),
+    ("total", re.compile(rf"total(?:[ \t]+(?:of|is)|,)?{_COUNT_TAIL}"), None),
+    ("altogether", re.compile(rf"altogether,?{_COUNT_TAIL}"), None),
 )
 # What may precede a marker on its line for the answer to sit on the next line.
 _LINE_LEAD = re.compile(r"[ \t>#*_\-]*(?:(?:the|my|final|correct|so|thus|therefore)[ \t,*_]+)*", re.I)
@@ -144,8 +202,14 @@ _TOKEN = (
     r"|[A-Z]{1,26}(?![A-Za-z0-9])|[a-z](?![A-Za-z0-9]))"
 )
 _TOKEN_RE = re.compile(_TOKEN)
-_LETTER_LIST = re.compile(rf"{_TOKEN}(?:[ \t]*(?:[,;/&+][ \t]*)?(?:\band\b[ \t]*)?{_TOKEN})*")
-_AND = re.compile(r"\band\b")
+# "、" and "和" join letters in Chinese ("A、C、D").
+_LETTER_LIST = re.compile(rf"{_TOKEN}(?:[ \t]*(?:[,;/&+、][ \t]*)?(?:(?:\band\b|和)[ \t]*)?{_TOKEN})*")
+_AND = re.compile(r"\band\b|和")
+# A second letter offered as an alternative: "(A) or (D)", "B or C", "B/C".
+_OR_LETTER = re.compile(
+    r"[ \t]*,?[ \t]*(?:\bor\b|或|/)[ \t]*(?:either[ \t]+)?"
+    r"(?:\([ \t]*[A-Za-z][ \t]*\)|\[[ \t]*[A-Za-z][ \t]*\]|[A-Z](?![A-Za-z0-9]))"
+)
 _ABBREVIATION = re.compile(r"\.[a-z]\.")  # "e.g.", "i.e." after a lone letter
 _CONNECTIVES = frozenset({"because", "since", "as", "is", "are", "was", "were", "seems", "would", "should"})
 _NUMBER_WORDS = (
@@ -157,11 +221,18 @@ _NUMBER = re.compile(rf"[-−]?\d+(?:\.\d+)?(?!\d)|(?:{'|'.join(_NUMBER_WORDS)})
 _NUMBER_HEDGE = re.compile(r"[ \t]*(?:or\b|/)", re.I)  # "7 or 8", "7/8"
 _BARE_NUMBER = re.compile(rf"[-−]?\d+|{'|'.join(_NUMBER_WORDS)}", re.I)
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
+_LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
+_MINUS = re.compile(r"[-–−](?=[ \t]*\d)")  # hyphen, en dash and minus sign before a number
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def _normalise(text: str) -> str:
-    """Case- and punctuation-insensitive form used to compare with option texts."""
+    """Case-, punctuation- and LaTeX-insensitive form used to compare with option texts.
+
+    Symbols other than a minus sign are dropped on both sides, so ``[2 \\leq y \\leq 8]`` reads as
+    the option ``2 ≤ y ≤ 8`` and not as ``–2 ≤ y ≤ 8``.
+    """
+    text = _MINUS.sub(" minus ", _LATEX_COMMAND.sub(" ", text))
     return _NON_ALNUM.sub(" ", text.lower()).strip()
 
 
@@ -184,20 +255,26 @@ def _canonical_number(text: str) -> str:
 
 
 class _Item:
-    """The item's options in the forms the parsers compare against."""
+    """The item's options in the forms the parsers compare against (built on first use)."""
 
     def __init__(self, options: Sequence[str], answer_format: AnswerFormat) -> None:
         self.format = answer_format
+        self.options = options
         self.n_letters = min(len(options), len(LETTERS))
-        texts = [_normalise(str(option)) for option in options[: self.n_letters]]
-        self.text_of = {LETTERS[i]: text for i, text in enumerate(texts)}
-        # Only a text that no other option shares identifies a letter.
-        self.by_text = {t: LETTERS[i] for i, t in enumerate(texts) if t and texts.count(t) == 1}
-        self.numbers = (
-            {_canonical_number(str(option).strip()) for option in options}
-            if answer_format == "number"
-            else set()
-        )
+
+    @cached_property
+    def text_of(self) -> dict[str, str]:
+        return {LETTERS[i]: _normalise(str(option)) for i, option in enumerate(self.options[: self.n_letters])}
+
+    @cached_property
+    def by_text(self) -> dict[str, str]:
+        """Option text -> letter; only a text that no other option shares identifies a letter."""
+        texts = list(self.text_of.values())
+        return {t: LETTERS[i] for i, t in enumerate(texts) if t and texts.count(t) == 1}
+
+    @cached_property
+    def numbers(self) -> set[str]:
+        return {_canonical_number(str(option).strip()) for option in self.options} if self.format == "number" else set()
 
     def verdict(self, answer: str) -> Extraction:
         """Answered when every part of the answer is one of the item's options."""
@@ -249,6 +326,8 @@ def _letter_list(text: str, item: _Item) -> str | None:
     match = _LETTER_LIST.match(text)
     if not match:
         return None
+    if _OR_LETTER.match(text, match.end()):
+        return _HEDGE
     tokens = _TOKEN_RE.findall(_AND.sub(" ", match.group()))
     plain = [token for token in tokens if token.isalpha()]
     if any(len(token) > 1 and list(token) != sorted(set(token)) for token in plain):
@@ -268,10 +347,12 @@ def _letter(text: str, item: _Item) -> str | None:
         return None
     bracketed = match.group(1) or match.group(2)
     letter = bracketed or match.group(3)
+    if (bracketed or letter.isupper()) and _OR_LETTER.match(text, match.end()):
+        return _HEDGE
     if not bracketed and not _continuation_ok(text[match.end() :], letter, item):
         return None
     listed = _letter_list(text, item)
-    return None if listed and len(listed) > 1 else letter.upper()
+    return _HEDGE if listed == _HEDGE or (listed and len(listed) > 1) else letter.upper()
 
 
 def _number(text: str) -> str | None:
@@ -279,13 +360,14 @@ def _number(text: str) -> str | None:
     if "=" in text:
         text = text.rsplit("=", 1)[1].strip(_EDGE)
     match = _NUMBER.match(text)
-    if not match or _NUMBER_HEDGE.match(text, match.end()):
+    if not match:
         return None
-    return _canonical_number(match.group())
+    return _HEDGE if _NUMBER_HEDGE.match(text, match.end()) else _canonical_number(match.group())
 
 
 def _parse(payload: str, item: _Item) -> Extraction | None:
     """The answer in the text that follows a marker, or None when it holds none."""
+    payload = payload[:_MAX_PAYLOAD]
     text = _clean(payload)
     if not text:
         return None
@@ -293,7 +375,10 @@ def _parse(payload: str, item: _Item) -> Extraction | None:
         answer = _number(text)
     else:
         answer = _letter_list(text, item) if item.format == "letters" else _letter(text, item)
-        answer = answer or item.by_text.get(_normalise(text))
+        # An option's text, also in LaTeX ("$\\frac{1}{2}$", which cleaning has stripped of "\\").
+        answer = answer or item.by_text.get(_normalise(text)) or item.by_text.get(_normalise(payload))
+    if answer == _HEDGE:
+        return _NO_ANSWER
     return item.verdict(answer) if answer else None
 
 
@@ -330,34 +415,40 @@ def _braced(text: str, start: int) -> str:
     return match.group(1) if match else ""
 
 
-def _backwards(
-    low: str, patterns: tuple[tuple[str, re.Pattern[str]], ...]
-) -> Iterator[re.Match[str]]:
+_Pattern = tuple[str, re.Pattern[str], "re.Pattern[str] | None"]
+_LOOKBACK = 40  # characters before a marker that its required preceding word is looked for in
+
+
+def _backwards(low: str, patterns: tuple[_Pattern, ...]) -> Iterator[re.Match[str]]:
     """Matches of the patterns in lowercased text that begin a word, last first.
 
     Each pattern starts with its literal, found with str.rfind from the end, and only the last
     _MAX_CANDIDATES occurrences of each literal are tried: the answer sits near the end, so a long
-    reasoning is not scanned in full and a repetition loop costs no more than a short reply.
+    reasoning is not scanned in full and a repetition loop costs no more than a short reply. A
+    pattern with a lookback counts only where the lookback matches the text just before it.
     """
 
-    def matches(literal: str, pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    def occurrences(index: int, literal: str) -> Iterator[tuple[int, int]]:
         end = len(low)
+        word = literal[0].isascii() and literal[0].isalnum()
         for _ in range(_MAX_CANDIDATES):
             start = low.rfind(literal, 0, end)
             if start < 0:
                 return
             end = start + len(literal) - 1
             # Word boundary for English keywords; Chinese is written without spaces.
-            before = low[start - 1] if start else " "
-            if literal[0].isascii() and literal[0].isalnum() and (before.isalnum() or before == "_"):
+            if word and start and (low[start - 1].isalnum() or low[start - 1] == "_"):
                 continue
-            match = pattern.match(low, start)
-            if match:
-                yield match
+            yield start, index
 
-    return heapq.merge(
-        *(matches(literal, pattern) for literal, pattern in patterns), key=lambda m: m.start(), reverse=True
-    )
+    # Occurrences are merged before any pattern is tried, so that the work done is proportional to
+    # what follows the answer, not to how often each keyword occurs earlier.
+    streams = (occurrences(index, literal) for index, (literal, _, _) in enumerate(patterns))
+    for start, index in heapq.merge(*streams, reverse=True):
+        _, pattern, lookback = patterns[index]
+        match = pattern.match(low, start)
+        if match and (lookback is None or lookback.search(low, max(0, start - _LOOKBACK), start)):
+            yield match
 
 
 def _explicit(text: str, low: str, item: _Item, line_start_only: bool = False) -> Extraction | None:
@@ -373,7 +464,8 @@ def _explicit(text: str, low: str, item: _Item, line_start_only: bool = False) -
             if not match.group("sep") and not (
                 at_line_start and not text[end : _line_end(text, end)].strip(_EDGE + "#")
             ):
-                continue  # "answer" in running text, not a header
+                if not _BRACKETED_ONLY.match(text, end, _line_end(text, end)):
+                    continue  # "answer" in running text, not a header
             payload = _payload(text, end, at_line_start)
         # "Answer: the correct option is B" states its answer in prose.
         found = _parse(payload, item) or _prose(payload, _lower(payload), item)
@@ -382,13 +474,33 @@ def _explicit(text: str, low: str, item: _Item, line_start_only: bool = False) -
     return None
 
 
+_PROSE_LETTER = _PHRASES + (
+    ("correct", _VERDICT, None), ("right", _VERDICT, None), ("best", _VERDICT, None),
+    *_INTROS,
+)
+_PROSE_NUMBER = _PHRASES + _COUNT_PHRASES + _INTROS
+
+
+def _verdict(text: str, start: int, item: _Item) -> Extraction | None:
+    """The letter that "is the correct answer" (or that something "makes the correct answer")."""
+    subject = _VERDICT_SUBJECT.search(text, max(0, start - _LOOKBACK), start)
+    if not subject:
+        return None
+    return item.verdict((subject.group(1) or subject.group(2)).strip("()[] \t"))
+
+
 def _prose(text: str, low: str, item: _Item) -> Extraction | None:
     """Rule 2: the last prose statement of the answer."""
-    patterns = _PHRASES + _COUNT_PHRASES if item.format == "number" else _PHRASES
-    for match in _backwards(low, patterns):
-        # A count ("there are 7") is read on its own line only; a statement may introduce the
-        # answer on the next line ("The correct answer is:").
-        found = _parse(_payload(text, match.end(), match.re in _STATEMENTS), item)
+    for match in _backwards(low, _PROSE_NUMBER if item.format == "number" else _PROSE_LETTER):
+        if match.re is _VERDICT:
+            found = _verdict(text, match.start(), item) if item.format == "letter" else None
+        elif match.re is _INTRO:
+            # Only an answer that stands alone on the next line: "C. <option C's text>", "(C)".
+            found = _bare(_payload(text, match.end(), True), item, first=True)
+        else:
+            # A count ("there are 7") is read on its own line only; a statement may introduce the
+            # answer on the next line ("The correct answer is:").
+            found = _parse(_payload(text, match.end(), match.re in _STATEMENTS), item)
         if found:
             return found
     return None
@@ -429,23 +541,53 @@ def _bare(line: str, item: _Item, first: bool) -> Extraction | None:
     return item.verdict(letter) if rest and rest == item.text_of.get(letter) else None
 
 
+def _closing(line: str, item: _Item) -> Extraction | None:
+    """Rule 4: the last line ends by saying what something "is": a bracketed letter or an option's text."""
+    if item.format != "letter":
+        return None
+    line = line[-_MAX_CLOSING:].rstrip()
+    match = _CLOSING_LETTER.search(line)
+    if match:
+        if match.group("u"):  # a bare capital is a letter only when it is an option ("is K." is not)
+            return item.verdict(match.group("u")) if LETTERS.find(match.group("u")) < item.n_letters else None
+        return item.verdict((match.group("b") or match.group("s")).upper())
+    sentence = line[max(line.rfind(". "), line.rfind("? "), line.rfind("! ")) + 1 :]
+    for verb in reversed(list(_CLOSING_VERB.finditer(sentence))):
+        letter = item.by_text.get(_normalise(sentence[verb.end() :]))
+        if letter:
+            return item.verdict(letter)
+    return None
+
+
+def _whole_option(text: str, item: _Item) -> Extraction | None:
+    """Rule 5: the whole reply is the text of exactly one option."""
+    if item.format != "letter" or len(text) > _MAX_PAYLOAD * 4:
+        return None
+    letter = item.by_text.get(_normalise(text))
+    return item.verdict(letter) if letter else None
+
+
 def _from_text(text: str, item: _Item) -> Extraction | None:
-    """Rules 1-3 on visible text."""
+    """Rules 1-5 on visible text."""
     low = _lower(text)
+    found = _explicit(text, low, item) or _prose(text, low, item)
+    if found:
+        return found
+    last_line = _edge_line(text, last=True)
     return (
-        _explicit(text, low, item)
-        or _prose(text, low, item)
-        or _bare(_edge_line(text, last=True), item, first=False)
+        _bare(last_line, item, first=False)
         or _bare(_edge_line(text, last=False), item, first=True)
+        or _closing(last_line, item)
+        or _whole_option(text, item)
     )
 
 
 def _from_reply(reply: str, item: _Item) -> Extraction | None:
-    """Rules 1-3 on the visible reply, without an invented next question (rule 0)."""
-    cut = _NEXT_QUESTION.search(reply)
-    if cut and reply[: cut.start()].strip():
-        found = _from_text(reply[: cut.start()], item)
-        if found or _EXEMPLAR_REASONING.search(reply, cut.end()):
+    """Rules 1-5 on the visible reply, without an invented next question (rule 0)."""
+    cut = reply.find(_NEXT_QUESTION)
+    if cut >= 0 and reply[:cut].strip():
+        found = _from_text(reply[:cut], item)
+        if found or _EXEMPLAR_REASONING.search(reply, cut + len(_NEXT_QUESTION)):
             return found
     return _from_text(reply, item)
 
@@ -468,14 +610,16 @@ def extract_answer(
     ``answer_format="number"`` they are the valid answers as number strings.
     """
     item = _Item(options, answer_format)
-    text = _SPECIAL_TOKENS.sub("", response) if isinstance(response, str) else ""
+    text = response if isinstance(response, str) else ""
     thinking, reply, open_thinking = "", text, None
-    closes = list(_THINK_CLOSE.finditer(text))
-    if closes:
-        thinking, reply = text[: closes[-1].start()], text[closes[-1].end() :]
-    opened = _THINK_OPEN.search(reply)
-    if opened:
-        reply, open_thinking = reply[: opened.start()], reply[opened.end() :]
+    if "<" in text:  # tags and special tokens; most replies have none, so skip the scans
+        text = reply = _SPECIAL_TOKENS.sub("", text)
+        closes = list(_THINK_CLOSE.finditer(text))
+        if closes:
+            thinking, reply = text[: closes[-1].start()], text[closes[-1].end() :]
+        opened = _THINK_OPEN.search(reply)
+        if opened:
+            reply, open_thinking = reply[: opened.start()], reply[opened.end() :]
     found = _from_reply(reply, item)
     if found:
         return found
