@@ -1,0 +1,207 @@
+"""The LightEval source on output directories written by LightEval 0.10.0 and 0.13.0 themselves.
+
+The fixtures (``tests/fixtures/lighteval/v0_10``, ``v0_13``) come from
+``scripts/make_lighteval_fixtures.py`` run inside each LightEval version: paper-shaped tasks, a base
+model with few-shot prompts before, its instruct model with the chat prompt after, seeds 0 and 1.
+The responses follow the script's PATTERNS table, so the transitions below are worked by hand from it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from postforget_lmeval import pair
+from postforget_lmeval.outputs import write_outputs
+from postforget_lmeval.results import PairingError
+from postforget_lmeval.sources import detect
+from postforget_lmeval.sources.base import ReadRequest
+from postforget_lmeval.sources.lighteval import SOURCE, parse_query, subtask_of
+from tests.fixtures.pairing.lmeval_runs import pf_record, sample_line, write_run
+
+FIXTURES = Path(__file__).parent / "fixtures" / "lighteval"
+VERSIONS = ("v0_10", "v0_13")
+SEED_SOURCE = {
+    "v0_10": "config_general.generation_parameters.seed",
+    "v0_13": "config_general.model_config.generation_parameters.seed",
+}
+
+
+def _runs(version: str, side: str):
+    return SOURCE.find_runs(FIXTURES / version / side).task_runs
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_finds_every_task_run_with_its_seed_from_the_results_file_of_the_same_date(version):
+    runs = _runs(version, "before")
+    assert len(runs) == 6  # 3 tasks x 2 seeds
+    assert sorted({r.seed for r in runs}) == [0, 1]
+    assert {r.seed_source for r in runs} == {SEED_SOURCE[version]}
+    for r in runs:
+        assert r.results_path.name == f"results_{r.date}.json"
+        assert r.samples_path.parent.name == r.date and r.samples_path.suffix == ".parquet"
+        assert r.max_gen_toks == 32768 and r.self_scored
+    prefix = "community|" if version == "v0_10" else ""
+    assert {r.task for r in runs} == {
+        f"{prefix}mmlu_reasoning_letter:abstract_algebra|0",
+        f"{prefix}arc_reasoning_custom_prompt_letter:easy|0",
+        f"{prefix}synth_reasoning_letter:capitals|0",
+    }
+    assert detect(FIXTURES / version / "after").name == "lighteval"
+
+
+def test_paper_task_names_map_onto_the_catalog_and_unknown_tasks_keep_their_name():
+    assert subtask_of("community|mmlu_reasoning_letter:abstract_algebra|0") == ("mmlu_abstract_algebra", "Math")
+    assert subtask_of("community|bbh_reasoning_letter:causal_judgment|0") == ("bbh_causal_judgement", "Logic")
+    assert subtask_of("arc_reasoning_custom_prompt_letter:challenge|0") == ("arc_challenge", "Logic")
+    assert subtask_of("community|social_iqa_reasoning_letter:main|0") == ("siqa_main", "Language")
+    assert subtask_of("community|salad_bench_reasoning_letter:mrq|0") == ("saladbench_mrq", "Safety/Truthfulness")
+    assert subtask_of("community|bbh_reasoning_letter:word_sorting|0")[0] == "bbh_reasoning_letter:word_sorting"
+    assert subtask_of("synth_reasoning_letter:capitals|0")[0] == "synth_reasoning_letter:capitals"
+
+
+def test_question_and_options_come_from_the_item_not_the_whole_prompt():
+    few_shot = "Header.\n\nQuestion: Old?\nA) x\nB) y\nReasoning: r\nAnswer: A\n\nQuestion: New?\nA) 1\nB) 2\nC) 3\nReasoning:"
+    chat = 'Header.\n    Think step by step.\n    Question: "New?"\n    \nA) 1\nB) 2\nC) 3'
+    assert parse_query(few_shot) == parse_query(chat) == ("New?", ["1", "2", "3"])
+    bbh = 'Infer the date.\n\n    Question: "Today is X. Which?\nOptions:\n(A) 01/02\n(B) 03/04"\n    '
+    assert parse_query(bbh) == ("Today is X. Which? Options:", ["01/02", "03/04"])
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_item_table_reads_correctness_answer_gold_k_and_response_length(version):
+    run = next(r for r in _runs(version, "after") if "abstract_algebra" in r.task and r.seed == 0)
+    items = SOURCE.read([ReadRequest(run, None, None)], 1, None)[0].items
+    rows = pq.read_table(run.samples_path).to_pylist()
+    assert len(items) == 6 and items["subtask"].unique().tolist() == ["mmlu_abstract_algebra"]
+    assert items["category"].unique().tolist() == ["Math"] and set(items["k"]) == {4.0}
+    assert items["doc_id"].is_unique and items["locator"].tolist() == list(range(6))
+    for row, item in zip(rows, items.itertuples()):
+        if version == "v0_10":
+            text, score, gold = row["predictions"][0], row["metrics"]["extractive_match"], "".join(row["gold"])
+            extracted = row["specifics"]["extracted_predictions"]
+        else:
+            doc = row["doc"]
+            text, score, gold = row["model_response"]["text"][0], row["metric"]["extractive_match"], "ABCD"[doc["gold_index"]]
+            extracted = doc["specific"]["extracted_predictions"]
+            assert item.doc_id == int(doc["id"])
+        assert (item.correct, item.gold, item.response_chars) == (int(score), gold, float(len(text)))
+        assert item.answer == (extracted[0] if extracted else None)
+        assert item.status == ("answered" if extracted else "no_answer")
+
+
+def test_v010_items_pair_across_few_shot_and_chat_prompts():
+    """0.10 logs no doc id: the same item gets the same key from a base few-shot and a chat query."""
+    ids = {}
+    for side in ("before", "after"):
+        run = next(r for r in _runs("v0_10", side) if "abstract_algebra" in r.task and r.seed == 0)
+        ids[side] = SOURCE.read([ReadRequest(run, None, None)], 1, None)[0].items.set_index("doc_id")
+    assert set(ids["before"].index) == set(ids["after"].index)
+    joined = ids["before"].merge(ids["after"], left_index=True, right_index=True, suffixes=("", "_a"))
+    assert (joined["doc_hash"] == joined["doc_hash_a"]).all() and (joined["gold"] == joined["gold_a"]).all()
+
+
+# Worked from the script's PATTERNS (items in the script's order; "done" = "Answer: X\nDone.",
+# which LightEval 0.10 reads as D where D is an option, 0.13 as no answer).
+MMLU_SEED0 = {"n_11": 1, "n_10": 2, "n_01": 3, "n_00": 0, "acc_before": 0.5, "acc_after": 4 / 6}
+ARC_SEED1 = {"v0_10": (4, 0, 1, 0), "v0_13": (3, 1, 1, 0)}  # arc item 4 "done" with 3 options: 0.10 reads B
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_pairing_lighteval_runs_gives_the_hand_worked_transitions(version):
+    result = pair(FIXTURES / version / "before", FIXTURES / version / "after")
+    sub = result.subtasks.set_index(["subtask", "seed"])
+    assert sorted(sub.index.get_level_values(0).unique()) == [
+        "arc_easy", "mmlu_abstract_algebra", "synth_reasoning_letter:capitals",
+    ]  # fmt: skip
+    mmlu = sub.loc[("mmlu_abstract_algebra", "0")]
+    assert {c: mmlu[c] for c in MMLU_SEED0} == pytest.approx(MMLU_SEED0)
+    arc = sub.loc[("arc_easy", "1")]
+    assert tuple(arc[["n_11", "n_10", "n_01", "n_00"]]) == ARC_SEED1[version]
+    assert arc["k"] == pytest.approx(5 / (1 / 3 + 1 / 4 + 1 / 5 + 1 / 4 + 1 / 3))  # 3, 4, 5, 4, 3 options
+    assert (sub["n_unpaired_before"] == 0).all() and (sub["n_unpaired_after"] == 0).all()
+    assert result.summary["runs"]["before"][0]["seed_source"] == SEED_SOURCE[version]
+
+
+def test_lighteval_rescoring_reproduces_lighteval_010_own_scores():
+    result = pair(FIXTURES / "v0_10" / "before", FIXTURES / "v0_10" / "after", rescore="lighteval")
+    s = result.samples
+    assert len(s) == 30
+    assert (s["before"] == s["correct_logged_before"]).all() and (s["after"] == s["correct_logged_after"]).all()
+    strict = pair(FIXTURES / "v0_10" / "before", FIXTURES / "v0_10" / "after", rescore="strict").samples
+    changed = strict[strict["before"] != strict["correct_logged_before"]]
+    assert len(changed) == 2 and set(changed["answer_before"]) <= {"A", "B", "C"}  # "Answer: X\nDone." read as X
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_load_item_gives_show_the_question_options_gold_and_full_response(version):
+    run = next(r for r in _runs(version, "before") if "capitals" in r.task and r.seed == 0)
+    items = SOURCE.read([ReadRequest(run, None, None)], 1, None)[0].items
+    row = items.iloc[0]
+    item = SOURCE.load_item(str(row["file"]), int(row["locator"]))
+    assert item.question.startswith("What is the capital of ") and len(item.options) == 3
+    assert item.gold == row["gold"] and item.doc_id == row["doc_id"]
+    assert len(item.responses) == 1 and float(len(item.responses[0])) == row["response_chars"]
+    assert item.prompt.endswith("Reasoning:") and "Question:" in item.prompt
+
+
+def test_results_without_details_is_an_error_naming_save_details(tmp_path):
+    shutil.copytree(FIXTURES / "v0_13" / "before" / "results", tmp_path / "before" / "results")
+    shutil.copytree(FIXTURES / "v0_13" / "after", tmp_path / "after")
+    with pytest.raises(PairingError, match=r"no per-item details .*--save-details"):
+        pair(tmp_path / "before", tmp_path / "after", source_format="lighteval")
+
+
+def test_details_without_results_of_the_same_date_are_reported_and_skipped(tmp_path):
+    shutil.copytree(FIXTURES / "v0_10" / "before", tmp_path / "before")
+    orphan = sorted((tmp_path / "before" / "results").rglob("results_*.json"))[0]
+    orphan.unlink()
+    found = SOURCE.find_runs(tmp_path / "before")
+    assert len(found.task_runs) == 5
+    assert len(found.problems) == 1 and "seed is unknown" in found.problems[0]["problem"]
+
+
+def _lmeval_twin(version: str, root: Path) -> None:
+    """lm-eval runs carrying the LightEval runs' per-item answers, status, k, gold and responses."""
+    for side in ("before", "after"):
+        runs = _runs(version, side)
+        tables = [SOURCE.read([ReadRequest(r, None, None)], 1, None)[0].items for r in runs]
+        items = pd.concat(tables, ignore_index=True)
+        order = {d: i for i, d in enumerate(sorted(items["doc_id"].unique()))}
+        for seed, by_seed in items.groupby("seed_value", observed=True):
+            tasks = {}
+            for subtask, group in by_seed.groupby("subtask"):
+                lines = []
+                for it in group.sort_values("doc_id").itertuples():
+                    text = SOURCE.load_item(str(it.file), int(it.locator)).responses[0]
+                    rec = pf_record(subtask, int(it.correct), k=it.k, answer=it.answer, status=it.status,
+                                    category=it.category)  # fmt: skip
+                    rec["gold"] = it.gold
+                    lines.append(sample_line(order[it.doc_id], None, record=rec, response=text))
+                tasks[f"postforget_{subtask.replace(':', '_')}"] = lines
+            write_run(root / side, tasks, seed=int(seed), model_dir=f"seed{seed}", date=f"2025-01-0{int(seed) + 1}T00-00-00.000001")
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_lighteval_and_lmeval_runs_with_the_same_answers_give_identical_subtasks_csv(version, tmp_path):
+    _lmeval_twin(version, tmp_path / "lmeval")
+    outs = {}
+    for name, root in (("lighteval", FIXTURES / version), ("lmeval", tmp_path / "lmeval")):
+        write_outputs(pair(root / "before", root / "after"), tmp_path / f"out_{name}", plot=False)
+        outs[name] = pd.read_csv(tmp_path / f"out_{name}" / "subtasks.csv")
+    naming = ["task_before", "task_after"]  # the harness's task names: necessarily different
+    # lm-eval's fast reader measures a response by the byte span of its JSON (2 too many for plain ASCII,
+    # more with escapes), so the reply-length medians are compared with the true lengths instead.
+    lengths = ["median_chars_before", "median_chars_after"]
+    le, lm = (outs[n].drop(columns=naming + lengths) for n in ("lighteval", "lmeval"))
+    assert len(le) == 6 and le["n"].sum() == 30
+    pd.testing.assert_frame_equal(le, lm)
+    samples = pd.read_parquet(tmp_path / "out_lighteval" / "samples.parquet")
+    for side in ("before", "after"):
+        true = samples.groupby(["subtask", "seed"])[f"response_chars_{side}"].median()
+        got = outs["lighteval"].assign(seed=outs["lighteval"]["seed"].astype(str)).set_index(["subtask", "seed"])
+        assert got[f"median_chars_{side}"].to_dict() == true.to_dict()
