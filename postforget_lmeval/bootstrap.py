@@ -27,14 +27,26 @@ RATES = ("F_true", "BT_true")
 _MISSING = 4  # transition code of an item not paired under a seed; 3: 1->1, 2: 1->0, 1: 0->1, 0: 0->0
 
 
-def _cells(items: pd.DataFrame, seeds: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+def _wide(samples: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, list[str]]:
+    """One row per (category, subtask, doc_id): transition code per seed (``_MISSING`` if unpaired), k."""
+    seed = samples["seed"].astype(str).to_numpy()
+    code = 2 * samples["before"].to_numpy(dtype=np.int8) + samples["after"].to_numpy(dtype=np.int8)
+    long = pd.DataFrame(
+        {"category": samples["category"].astype(str).to_numpy(), "subtask": samples["subtask"].astype(str).to_numpy(),
+         "doc_id": samples["doc_id"].to_numpy(), "seed": seed, "code": code, "k": samples["k"].to_numpy(dtype=float)}
+    )
+    seeds = sorted(set(seed))
+    keys = ["category", "subtask", "doc_id"]
+    wide = long.pivot_table(index=keys, columns="seed", values="code", aggfunc="first", observed=True)
+    codes = wide.reindex(columns=seeds).fillna(_MISSING).to_numpy(dtype=int)
+    k = long.groupby(keys, sort=True)["k"].first().reindex(wide.index).to_numpy()
+    return wide.index.to_frame(index=False), codes, k, seeds
+
+
+def _cells(codes: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
     """Cells of equal (transition per seed, k): their codes (cells x seeds), 1/k, item counts; k usable?"""
-    code = (2 * items["before"].astype(int) + items["after"].astype(int)).rename("code")
-    wide = pd.concat([items[["doc_id", "seed"]], code], axis=1).pivot(index="doc_id", columns="seed", values="code")
-    wide = wide.reindex(columns=seeds).fillna(_MISSING).astype(int)
-    k = items.groupby("doc_id")["k"].first().reindex(wide.index).to_numpy(dtype=float)
     usable = bool(np.all(np.isfinite(k) & (k > 1)))
-    table = np.column_stack([wide.to_numpy(), np.where(usable, k, 2.0)])
+    table = np.column_stack([codes, np.where(usable, k, 2.0)])
     cells, counts = np.unique(table, axis=0, return_counts=True)
     return cells[:, :-1].astype(int), 1.0 / cells[:, -1], counts, usable
 
@@ -65,11 +77,12 @@ def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd
     Replicate ``-1`` is the observed data (cell counts as they are), kept for checks against subtasks.csv.
     """
     rng = np.random.default_rng(seed)
+    index, codes_all, k_all, seeds_all = _wide(samples)
     frames = []
-    for (category, subtask), items in samples.groupby(["category", "subtask"], sort=True, observed=True):
-        seeds = sorted(items["seed"].astype(str).unique())
-        items = items.assign(seed=items["seed"].astype(str))
-        codes, inv_k, counts, usable = _cells(items, seeds)
+    for (category, subtask), rows in index.groupby(["category", "subtask"], sort=True).indices.items():
+        present = (codes_all[rows] != _MISSING).any(axis=0)
+        seeds = [s for s, p in zip(seeds_all, present) if p]
+        codes, inv_k, counts, usable = _cells(codes_all[rows][:, present], k_all[rows])
         draws = rng.multinomial(counts.sum(), counts / counts.sum(), size=n_boot).astype(float)
         draws = np.vstack([counts[None, :].astype(float), draws])
         rates = _replicate_rates(draws, codes, inv_k, usable)
