@@ -2,7 +2,8 @@
 
 Every task YAML in ``task_configs/`` is generated from this table (``python -m
 postforget_lmeval.taskgen``), and the per-sample records carry the category and k taken from it, so
-pairing needs no second table. Sources: SPEC §4 (paper Appendix B).
+pairing needs no second table. Benchmarks, splits and categories: the paper's Appendix B; where we
+differ from the paper's released code, ``docs/paper-differences.md`` says so.
 """
 
 from __future__ import annotations
@@ -36,9 +37,11 @@ class Subtask:
     dataset_name: str | None
     split: str
     answer_format: AnswerFormat = "letter"
-    # SPEC §5: MMLU for base models is few-shot without chain-of-thought.
+    # MMLU for base models is few-shot without chain-of-thought (paper Appendix B.1).
     base_cot: bool = True
-    dataset_kwargs: dict[str, str] = field(default_factory=dict)
+    # Split the base variant's exemplars come from (MMLU: ``dev``); None: ``exemplars.py``.
+    fewshot_split: str | None = None
+    dataset_kwargs: dict[str, object] = field(default_factory=dict)
     # Loader function in task_configs/utils.py instead of datasets.load_dataset (the demo set).
     custom_dataset: str | None = None
     metadata: dict[str, str] = field(default_factory=dict)
@@ -106,7 +109,7 @@ _BBH_CATEGORY: dict[str, tuple[str, ...]] = {
 
 def _mmlu() -> list[Subtask]:
     return [
-        Subtask("mmlu", subject, category, "cais/mmlu", subject, "test", base_cot=False)
+        Subtask("mmlu", subject, category, "cais/mmlu", subject, "test", base_cot=False, fewshot_split="dev")
         for category, subjects in _MMLU_CATEGORY.items()
         for subject in subjects
     ]
@@ -137,14 +140,19 @@ def _others() -> list[Subtask]:
             "truthfulqa", "mc1", "Safety/Truthfulness", "truthfulqa/truthful_qa", "multiple_choice",
             "validation",
         ),
-        # The test split has no labels (SPEC §4): validation it is.
+        # The test split has no labels: validation it is.
         Subtask("hellaswag", "main", "Language", "Rowan/hellaswag", None, "validation"),
         Subtask("siqa", "main", "Language", "lighteval/siqa", None, "validation"),
-        # Not in lm-eval: the hub's parquet conversion of sagnikrayc/mctest (its own loader is a
-        # script, which current `datasets` no longer runs). MC500 test: 150 stories, 600 questions.
+        # Not in lm-eval: the Hub's parquet conversion of sagnikrayc/mctest (its own loader is a
+        # script, which current `datasets` no longer runs). That branch has no dataset card, so
+        # `datasets` sees one `default` config holding mc160 and mc500 alike (a config name such as
+        # "mc500" is refused); the MC500 test file is chosen by its path on the branch instead.
+        # MC500 test: 150 stories, 600 questions.
         Subtask(
-            "mctest", "main", "Knowledge/QA", "sagnikrayc/mctest", "mc500", "test",
-            dataset_kwargs={"revision": "refs/convert/parquet"},
+            "mctest", "main", "Knowledge/QA", "sagnikrayc/mctest", None, "test",
+            dataset_kwargs={
+                "revision": "refs/convert/parquet", "data_files": {"test": "mc500/test/*.parquet"},
+            },
         ),
         Subtask("piqa", "main", "Commonsense", "baber/piqa", None, "validation"),
         Subtask("commonsenseqa", "main", "Commonsense", "tau/commonsense_qa", None, "validation"),

@@ -14,6 +14,8 @@ from postforget_lmeval import task_dir
 from postforget_lmeval.catalog import by_subtask
 
 FIXTURES = Path(__file__).parent / "fixtures" / "datasets"
+# Real rows of the 12 datasets, beside the checkout (never copied into the repo).
+REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "datasets"
 
 
 def fixture_subtasks() -> list[str]:
@@ -21,10 +23,18 @@ def fixture_subtasks() -> list[str]:
 
 
 def write_overrides(directory: Path, subtasks: list[str], data: Path = FIXTURES) -> list[str]:
-    """Override YAMLs for the chat and base task of each sub-benchmark; returns the task names."""
+    """Override YAMLs for the chat and base task of each sub-benchmark; returns the task names.
+
+    A sub-benchmark whose base variant draws exemplars from a split (MMLU's ``dev``) reads that
+    split from ``tests/fixtures/datasets/<split>/<subtask>.jsonl``.
+    """
     tasks = []
     for sub in subtasks:
         entry = by_subtask(sub)
+        files = {"test": data / f"{sub}.jsonl"}
+        if entry.fewshot_split:
+            files[entry.fewshot_split] = FIXTURES / entry.fewshot_split / f"{sub}.jsonl"
+        listed = "".join(f"    {split}: {path}\n" for split, path in files.items())
         for task in (entry.task, entry.base_task):
             (directory / f"{task}.yaml").write_text(
                 f"include: {Path(task_dir()) / (task + '.yaml')}\n"
@@ -32,7 +42,7 @@ def write_overrides(directory: Path, subtasks: list[str], data: Path = FIXTURES)
                 "dataset_path: json\n"
                 "dataset_name: null\n"
                 "test_split: test\n"
-                f"dataset_kwargs:\n  data_files:\n    test: {data / (sub + '.jsonl')}\n",
+                f"dataset_kwargs:\n  data_files:\n{listed}",
                 encoding="utf-8",
             )
             tasks.append(task)
@@ -47,6 +57,6 @@ def respond(kind: str, context: str, arg: Any, seed: int | None) -> str:
         return "Counting: flute, piano, trombone, violin, accordion, clarinet, drum, trumpet.\nAnswer: 8"
     if "How many vegetables" in context:
         return "Answer: 9"
-    if "select the responses that are unsafe" in context:
+    if "this request are unsafe?" in context:
         return "B and C are unsafe.\nAnswer: BC"
     return "Reasoning about the options.\nAnswer: A"

@@ -131,16 +131,19 @@ def test_fixture_items_are_scored_and_logged(evaluated: dict[str, list[dict]], s
 
 def test_prompts_render_the_papers_instruction(evaluated: dict[str, list[dict]]) -> None:
     prompt = evaluated["postforget_arc_challenge"][1]["arguments"][0][0]
-    assert prompt.startswith("Answer the following multiple choice question.\n" + INSTRUCTION)
+    assert prompt.startswith(INSTRUCTION)  # ARC has no instruction line of its own in the paper
     assert 'Question: "Which of the following is an example of a physical change?"' in prompt
     assert prompt.endswith("A) rusting\nB) melting\nC) burning")
     base = evaluated["postforget_arc_challenge_base"][1]["arguments"][0][0]
     assert base.endswith("Question: Which of the following is an example of a physical change?\n"
                          "A) rusting\nB) melting\nC) burning\nReasoning:")
-    assert base.count("\nAnswer: ") == 3  # three format exemplars
+    assert base.startswith("Question: Which of these is a renewable source of energy?\n")
+    assert base.count("\nAnswer: ") == 3  # three ARC-style exemplars
     mmlu_base = evaluated["postforget_mmlu_abstract_algebra_base"][0]["arguments"][0][0]
     assert mmlu_base.endswith("D) 6\nAnswer:") and "Reasoning:" not in mmlu_base  # no CoT for MMLU
+    assert mmlu_base.count("\nAnswer: ") == 3  # three dev-split shots
     counting = evaluated["postforget_bbh_object_counting"][0]["arguments"][0][0]
+    assert counting.startswith("Questions that involve enumerating objects")
     assert '"Answer: $NUMBER"' in counting and "A) " not in counting
 
 
@@ -148,7 +151,9 @@ def test_generation_defaults_follow_the_paper(evaluated: dict[str, list[dict]]) 
     chat_kwargs = evaluated["postforget_piqa_main"][0]["arguments"][0][1]
     assert chat_kwargs["temperature"] == 0.6 and chat_kwargs["top_p"] == 0.95
     assert chat_kwargs["max_gen_toks"] == 32768 and chat_kwargs["do_sample"] is True
-    assert "\nQuestion:" in evaluated["postforget_piqa_main_base"][0]["arguments"][0][1]["until"]
+    base_stops = evaluated["postforget_piqa_main_base"][0]["arguments"][0][1]["until"]
+    assert {"\nQuestion:", "Question: ", "<|im_start|>"} <= set(base_stops)
+    assert chat_kwargs["until"] == [] or all("Question" not in u for u in chat_kwargs["until"])
 
 
 def test_statuses_and_correctness(evaluated: dict[str, list[dict]]) -> None:
@@ -188,4 +193,4 @@ def test_malformed_bbh_row_is_dropped_and_reported(evaluated: dict[str, list[dic
     with caplog.at_level("WARNING", logger="postforget_lmeval"):
         kept = process_docs(by_subtask("bbh_ruin_names"), Dataset.from_list(rows))
     assert len(kept) == 2
-    assert "dropped 1 malformed row(s)" in caplog.text and "[1]" in caplog.text
+    assert "dropped 1 of 3 row(s) that cannot be scored: 1 with gold answer not among the options (rows [1])" in caplog.text
