@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from collections import defaultdict
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
+import postforget_lmeval
 from postforget_lmeval import analyses, metrics
 from postforget_lmeval.results import PairResult
 
@@ -123,3 +128,52 @@ def test_markdown_says_drift_is_unavailable_for_generative_runs() -> None:
     assert result.subtasks["at_risk_share"].isna().all()
     assert "cannot be measured" in analyses.analyses_markdown(result)
     assert result.summary["analyses"]["drift"]["items"] == 0
+
+
+REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "lmeval_logs" / "mayflower_mmlu_stem"
+
+
+def _recount(side: str) -> dict[tuple[str, int], tuple[np.ndarray, int, int]]:
+    """(task, doc_id) -> (option probabilities, gold index, acc), read straight from the top-level samples files."""
+    out = {}
+    for path in (REFERENCE / side).glob("*/samples_*.jsonl"):
+        task = path.name[len("samples_"):].rsplit("_", 1)[0]
+        for line in path.read_text().splitlines():
+            rec = json.loads(line)
+            ll = np.array([float(pair[0]) for pair in rec["filtered_resps"]])
+            p = np.exp(ll - ll.max())
+            out[(task, rec["doc_id"])] = (p / p.sum(), int(rec["target"]), int(rec["acc"]))
+    return out
+
+
+@pytest.mark.skipif(not REFERENCE.is_dir(), reason="reference lm-eval logs not beside the checkout")
+def test_real_mmlu_pair_against_an_independent_recount() -> None:
+    """Two public lm-eval 0.4.9.1 MMLU-STEM runs (log-likelihood MC, 3,153 items per side)."""
+    result = postforget_lmeval.pair(REFERENCE / "before", REFERENCE / "after")
+    before, after = _recount("before"), _recount("after")
+    kept = risk = drift_n = mass = 0
+    n_10, n_01 = defaultdict(int), defaultdict(int)
+    for key in before.keys() & after.keys():
+        (pb, gold, cb), (pa, _, ca) = before[key], after[key]
+        n_10[key[0]] += cb and not ca
+        n_01[key[0]] += ca and not cb
+        if cb and ca:
+            kept += 1
+            risk += bool(pa[gold] - pb[gold] < -0.2)
+        elif cb:
+            lost, gain = pb[gold] - pa[gold], np.delete(pa - pb, gold)
+            drift_n += bool(lost > 0 and gain.max() / lost >= 0.5)
+            mass += bool(lost > 0 and gain.max() / lost < 0.5)
+    items = result.tables["drift_items"]
+    assert len(items) == len(before) == 3153
+    kept_items = items[items["transition"] == "1->1"]
+    assert len(kept_items) == kept and int((kept_items["dp_gold"] < -0.2).sum()) == risk
+    labels = items["label"].value_counts()
+    assert (labels.get("drift", 0), labels.get("mass_loss", 0)) == (drift_n, mass)
+    sig = result.tables["significance"].set_index("subtask")
+    for task in n_10:
+        p = stats.binomtest(n_10[task], n_10[task] + n_01[task], 0.5).pvalue if n_10[task] + n_01[task] else 1.0
+        assert sig.loc[task, "p_mcnemar"] == pytest.approx(p)
+    modes = result.tables["failure_modes"]
+    assert modes["n_10_wrong"].sum() == sum(n_10.values()) and (modes["F_format_share"] == 0).all()
+    assert "option log-likelihoods" not in analyses.analyses_markdown(result)
