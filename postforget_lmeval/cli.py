@@ -14,6 +14,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
 
+from postforget_lmeval.sources import FORMATS
+
 MAX_WARNINGS = 20  # shown on the terminal; summary.json has them all
 PAIR_USAGE = (
     "postforget-pair BEFORE_DIR AFTER_DIR -o OUT_DIR [options]\n"
@@ -62,6 +64,18 @@ def _pair_parser() -> argparse.ArgumentParser:
         choices=("auto", "exact", "order"),
         default="auto",
         help="exact: equal seeds; order: sorted seeds in turn; auto (default): exact, or order when no seed is shared",
+    )
+    p.add_argument(
+        "--rescore",
+        metavar="POLICY",
+        help="re-extract every postforget answer from its logged response under POLICY (strict: this package's "
+        "extractor; lighteval: LightEval 0.10's rules) instead of trusting the logged 0/1; "
+        "a comma list (strict,lighteval) compares the policies side by side",
+    )
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="input format of both directories (default: detected per directory)",
     )
     p.add_argument("--jobs", type=int, help="processes reading the logs (default: CPUs available)")
     p.add_argument("--strict", action="store_true", help="treat every reported problem as an error")
@@ -124,6 +138,10 @@ def _pair(argv: Sequence[str]) -> int:
     from postforget_lmeval.results import PairingError
 
     out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
+    if args.rescore and "," in args.rescore:  # several policies: the sensitivity comparison
+        from postforget_lmeval.sensitivity import run_cli
+
+        return run_cli(args, out, err)
     bar = None if args.quiet or not err.is_terminal else _Bar(err)
     try:
         result = pair(
@@ -138,6 +156,8 @@ def _pair(argv: Sequence[str]) -> int:
             jobs=args.jobs,
             strict=args.strict,
             progress=bar,
+            rescore=args.rescore,
+            source_format=args.format,
         )
     except PairingError as e:
         err.print(f"[bold red]error:[/] {escape(str(e))}")

@@ -1,335 +1,99 @@
-"""Pairing two lm-eval output directories item by item: the ``pair()`` API behind ``postforget-pair``.
+"""Pairing two sides item by item: the ``pair()`` API behind ``postforget-pair``.
 
 The join key is (sub-benchmark, doc_id) checked with doc_hash, per matched seed and replicate, so
 the few-shot ``_base`` variant run on a base model pairs with the zero-shot variant run on its
 instruct model. Nothing is dropped silently: every run, line and item that does not make it into the
-figures is counted in ``PairResult.summary`` with the reason, and anything that would make a figure
-wrong (a changed dataset, an ambiguous run, an unknown metric) raises :class:`PairingError`.
+figures is counted in ``PairResult.summary`` with the reason (items on one side only are also a
+warning), and anything that would make a figure wrong (a changed dataset, an ambiguous run, an
+unknown metric) raises :class:`PairingError`.
 
-Per-item work is vectorised (one table per side, one join); Python loops run per sub-benchmark and
-seed only, so a sweep of ~100 sub-benchmarks x 3 seeds pairs in about a second after reading.
+Reading is the sources' job (:mod:`postforget_lmeval.sources`), choosing runs is
+:mod:`postforget_lmeval.run_plan`, the output tables :mod:`postforget_lmeval.tables` and the
+summary :mod:`postforget_lmeval.provenance`. Per-item work here is vectorised (one table per side,
+one join); Python loops run per sub-benchmark and seed only.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from postforget_lmeval import metrics
-from postforget_lmeval.results import SUBTASK_COLUMNS, TRANSITIONS, PairingError, PairResult
-from postforget_lmeval.samples import AUTO_METRICS, Chunk, ScanSpec, TaskRun, find_runs, read_all
+from postforget_lmeval import metrics, provenance, sources, tables
+from postforget_lmeval.results import PairingError, PairResult
+from postforget_lmeval.run_plan import SIDES, Collected, check_metric, check_roots, discover, listing, newest, plan
+from postforget_lmeval.sources.base import LoadedItem, ReadRequest, RunRead, Source
 
-SIDES = ("before", "after")
 SEED_MATCH = ("auto", "exact", "order")
-_ITEM_FIELDS = ("doc_id", "doc_hash", "replicate", "correct", "k", "answer", "gold", "status", "offset")
+_JOIN_KEEP = (
+    "doc_hash", "correct", "k", "answer", "gold", "status", "locator", "task", "file", "category",
+    "has_repeats", "response_chars", "option_ll", "source",
+)  # fmt: skip
 
 Progress = Callable[[int, int], None]
 """Called with (bytes read so far, bytes to read in all)."""
 
 
-@dataclass
-class _Planned:
-    side: str
-    run: TaskRun
-    spec: ScanSpec
-    ours: bool
+def _scored_by(req: ReadRequest, read: RunRead) -> str:
+    """Who scored a run's figures: the rescoring policy, else the extractor its records name, else 'logged'."""
+    if req.rescore:
+        from postforget_lmeval.rescoring import scorer_name
+
+        return scorer_name(req.rescore)
+    return "+".join(read.info.get("extractors") or []) or "logged"
 
 
-@dataclass
-class _Context:
-    """What a pairing collects on the way, for the summary and the terminal."""
-
-    warnings: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    problems: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {s: [] for s in SIDES})
-    superseded: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {s: [] for s in SIDES})
-    dropped: list[dict[str, Any]] = field(default_factory=list)
-    runs: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {s: [] for s in SIDES})
-
-    def problem(self, side: str, path: str | Path, problem: str, **extra: Any) -> None:
-        self.problems[side].append({"path": str(path), "problem": problem, **extra})
-        self.warnings.append(f"{side}: {path}: {problem}")
-
-
-def _seed_label(seed: int | None) -> str:
-    return "none" if seed is None else str(seed)
-
-
-def _match(patterns: Sequence[str] | None, task: str) -> bool:
-    return any(fnmatch.fnmatchcase(task, p) for p in patterns or ())
-
-
-def _check_roots(roots: dict[str, Any]) -> None:
-    paths = {side: Path(roots[side]).resolve() for side in SIDES}
-    for side in SIDES:
-        if not paths[side].is_dir():
-            raise PairingError(
-                f"{side} directory {roots[side]} does not exist or is not a directory: "
-                "give the --output_path of an lm_eval run"
-            )
-    b, a = paths["before"], paths["after"]
-    if b == a or b in a.parents or a in b.parents:
-        raise PairingError(
-            f"before ({b}) and after ({a}) overlap: runs in the inner one would be read on both sides; "
-            "give two separate directories"
-        )
-
-
-def _discover(
-    side: str, root: str | os.PathLike[str], tasks: Sequence[str] | None, exclude: Sequence[str] | None, ctx: _Context
-) -> list[TaskRun]:
-    """The task runs of one side that have samples and pass the task filters."""
-    found = find_runs(root)
-    if not found.task_runs:
-        seen = "; ".join(f"{p['path']}: {p['problem']}" for p in found.problems[:3])
-        raise PairingError(
-            f"no lm-eval results_<time>.json found under {side} directory {root} (searched every subdirectory)"
-            + (f" [{seen}]" if seen else "")
-            + ": point at the --output_path of an `lm_eval ... --log_samples` run"
-        )
-    for p in found.problems:
-        ctx.problem(side, p["path"], p["problem"])
-    runs = [r for r in found.task_runs if (not tasks or _match(tasks, r.task)) and not _match(exclude, r.task)]
-    if not runs:
-        names = sorted({r.task for r in found.task_runs})
-        raise PairingError(f"no task under {root} matches --tasks/--exclude; tasks found: {', '.join(names[:20])}")
-    with_samples = [r for r in runs if r.samples_path is not None]
-    if not with_samples:
-        raise PairingError(
-            f"the runs under {side} directory {root} were made without --log_samples (e.g. {runs[0].results_path.name} "
-            f"has no samples_{runs[0].task}_{runs[0].date}.jsonl beside it): re-run lm_eval with --log_samples"
-        )
-    for r in runs:
-        if r.samples_path is None:
-            ctx.problem(
-                side,
-                r.results_path,
-                f"task {r.task}: no samples_{r.task}_{r.date}.jsonl (run without --log_samples?); task skipped",
-            )
-    return with_samples
-
-
-def _newest(side: str, runs: list[TaskRun], ctx: _Context) -> list[TaskRun]:
-    """One run per (task, seed): the newest; the others are reported, not read."""
-    by_key: dict[tuple[str, str], list[TaskRun]] = defaultdict(list)
-    for r in runs:
-        by_key[(r.task, _seed_label(r.seed))].append(r)
-    chosen = []
-    for (task, seed), group in sorted(by_key.items()):
-        group.sort(key=lambda r: r.date, reverse=True)
-        newest = group[0]
-        chosen.append(newest)
-        for old in group[1:]:
-            ctx.superseded[side].append(
-                {
-                    "task": task,
-                    "seed": seed,
-                    "results": str(old.results_path),
-                    "used_instead": str(newest.results_path),
-                    "n_samples": old.n_expected,
-                    "n_samples_used": newest.n_expected,
-                }
-            )
-            differs = (
-                ""
-                if old.n_expected == newest.n_expected
-                else f" (it has {old.n_expected} samples, the newest {newest.n_expected})"
-            )
-            ctx.warnings.append(
-                f"{side}: task {task} seed {seed} was run more than once; using the newest "
-                f"({newest.results_path}), ignoring {old.results_path}{differs}"
-            )
-    return chosen
-
-
-def _plan(side: str, runs: list[TaskRun], metric: str | None, filter_: str | None, ctx: _Context) -> list[_Planned]:
-    """Choose filter and metric per task run; tasks without a usable metric are dropped with the reason."""
-    planned = []
-    for r in runs:
-        if filter_ is not None and filter_ in r.filters:
-            chosen_filter = filter_
-        elif filter_ is not None and len(r.filters) > 1:
-            raise PairingError(
-                f"task {r.task} ({r.results_path}) has filters {', '.join(r.filters)}; "
-                f"--filter {filter_} is not one of them"
-            )
-        else:
-            chosen_filter = r.filters[0]
-        ours = "postforget" in r.metrics or (not r.metrics and r.task.startswith("postforget_"))
-        if not ours and r.metrics:
-            if metric is not None and metric not in r.metrics:
-                ctx.dropped.append(
-                    {
-                        "side": side,
-                        "task": r.task,
-                        "kind": "metric",
-                        "reason": f"metric {metric} not logged (it logs {', '.join(r.metrics)})",
-                    }
-                )
-                continue
-            if metric is None and not any(m in r.metrics for m in AUTO_METRICS):
-                ctx.dropped.append(
-                    {
-                        "side": side,
-                        "task": r.task,
-                        "kind": "metric",
-                        "reason": f"no per-sample binary metric ({'/'.join(AUTO_METRICS)}); "
-                        f"it logs {', '.join(r.metrics)}: pass --metric",
-                    }
-                )
-                continue
-        spec = ScanSpec(
-            str(r.samples_path), chosen_filter, None if ours else metric, r.output_type == "multiple_choice"
-        )
-        planned.append(_Planned(side, r, spec, ours))
-    return planned
-
-
-def _check_metric(metric: str, planned: list[_Planned], ctx: _Context) -> None:
-    """An explicit --metric that no ordinary task logs is a typo, not a reason to drop every task."""
-    ordinary = [p for p in planned if not p.ours]
-    missing = [d for d in ctx.dropped if d.get("kind") == "metric"]
-    if missing and not ordinary:
-        examples = "; ".join(f"{d['task']}: {d['reason']}" for d in missing[:3])
-        raise PairingError(f"unknown metric {metric!r}: no task logs it per sample ({examples})")
-    if not ordinary and not missing:
-        ctx.notes.append(f"--metric {metric} ignored: postforget tasks log their own correctness")
-
-
-def _report_chunk(p: _Planned, chunk: Chunk, ctx: _Context) -> None:
+def _record(side: str, source: Source, read: RunRead, got: Collected) -> None:
     """Record the run used and every problem met while reading its file."""
-    r, side, path = p.run, p.side, p.spec.path
-    items = len(set(chunk.doc_id))
-    if r.n_expected is not None and chunk.lines and chunk.filter_lines < r.n_expected:
-        ctx.problem(
-            side, path, f"holds {chunk.filter_lines} of the {r.n_expected} items lm-eval evaluated", kind="incomplete"
-        )
-    ctx.runs[side].append(
+    req, run = read.request, read.request.run
+    for p in read.problems:
+        got.problem(side, p.path, p.message, kind=p.kind, count=p.count)
+    for n in read.notes:
+        got.note(f"{side}: {n}" if "repeats" in n else n)
+    got.runs[side].append(
         {
-            "task": r.task,
-            "results": str(r.results_path),
-            "samples": path,
-            "date": r.date,
-            "seed": r.seed,
-            "seed_source": r.seed_source,
-            "filter": chunk.filter_seen or p.spec.filter,
-            "metric": chunk.metric_used,
-            "lines": chunk.lines,
-            "items": items,
-            "n_expected": r.n_expected,
-            "bytes": os.path.getsize(path),
-            "slow_path": chunk.slow_lines,
+            "task": run.task,
+            "source": source.name,
+            "results": str(run.results_path),
+            "samples": str(run.samples_path),
+            "date": run.date,
+            "seed": run.seed,
+            "seed_source": run.seed_source,
+            "max_gen_toks": run.max_gen_toks,
+            "scored_by": _scored_by(req, read),
+            **read.info,
+            "n_expected": run.n_expected,
+            "bytes": run.samples_bytes,
         }
     )
-    used = chunk.filter_seen or p.spec.filter
-    note = f"task {r.task} logs filters {', '.join(r.filters)}; using '{used}' (choose with --filter)"
-    if len(r.filters) > 1 and note not in ctx.notes:
-        ctx.notes.append(note)
-    if r.repeats > 1 and chunk.doc_id and max(chunk.replicate) == 0:
-        ctx.notes.append(
-            f"{side}: task {r.task} ran with repeats={r.repeats} but logs one score per item "
-            "(its filter keeps one generation), so it has no replicates to pair"
-        )
-    if chunk.truncated is not None:
-        ctx.problem(
-            side,
-            path,
-            f"ends mid-line at byte {chunk.truncated} (interrupted run?); the incomplete last line is ignored",
-            kind="truncated",
-        )
-    if chunk.malformed:
-        ctx.problem(
-            side,
-            path,
-            f"{len(chunk.malformed)} malformed line(s) skipped (first at byte {chunk.malformed[0]})",
-            kind="malformed",
-            count=len(chunk.malformed),
-        )
-    if chunk.n_non_binary:
-        ctx.problem(
-            side,
-            path,
-            f"{chunk.n_non_binary} sample(s) with a non-binary score (e.g. {', '.join(chunk.non_binary)}) "
-            "skipped: a score in (0,1) is not a transition",
-            kind="non_binary",
-            count=chunk.n_non_binary,
-        )
-    if chunk.no_metric:
-        wanted = p.spec.metric or "/".join(AUTO_METRICS)
-        ctx.problem(
-            side,
-            path,
-            f"{chunk.no_metric} sample(s) without metric {wanted} (logged: {', '.join(chunk.metrics_seen)}) skipped",
-            kind="no_metric",
-            count=chunk.no_metric,
-        )
-    if not chunk.doc_id and not chunk.no_metric:
-        ctx.dropped.append({"side": side, "task": r.task, "reason": f"no usable sample in {path}"})
+    if read.items.empty and not any(p.kind == "no_metric" for p in read.problems):
+        got.dropped.append({"side": side, "task": run.task, "reason": f"no usable sample in {run.samples_path}"})
 
 
 def _side_table(
-    side: str, read: list[tuple[_Planned, Chunk]], k: float | None, ctx: _Context
+    side: str, reads: list[RunRead], source: Source, k: float | None, got: Collected
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """All items of one side in one table, deduplicated; raises on ambiguous runs and on a dataset that changed."""
-    columns: dict[str, list[Any]] = {name: [] for name in (*_ITEM_FIELDS, "subtask", "category")}
-    files: list[dict[str, Any]] = []
-    file_of_row: list[np.ndarray] = []
-    for p, chunk in read:
-        n = len(chunk.doc_id)
-        if not n:
+    frames = []
+    for read in reads:
+        items = read.items
+        if items.empty:
             continue
-        r = p.run
-        for name in _ITEM_FIELDS:
-            columns[name].extend(getattr(chunk, name))
-        if any(chunk.subtask):  # postforget records name their sub-benchmark and category
-            columns["subtask"].extend(s or r.task for s in chunk.subtask)
-            columns["category"].extend(c or r.task for c in chunk.category)
-        else:
-            columns["subtask"].extend([r.task] * n)
-            columns["category"].extend([r.group or r.task] * n)
-            if k is not None:
-                columns["k"][-n:] = [float(k)] * n
-        file_of_row.append(np.full(n, len(files), dtype=np.int32))
-        files.append(
-            {
-                "task": r.task,
-                "file": p.spec.path,
-                "seed_value": _seed_label(r.seed),
-                "seed_num": np.nan if r.seed is None else float(r.seed),
-                "has_repeats": max(chunk.replicate) > 0,
-            }
-        )
-    if not files:
-        raise PairingError(
-            f"no usable samples on the {side} side: " + "; ".join(w for w in ctx.warnings if w.startswith(side))[:500]
-        )
-    codes = np.concatenate(file_of_row)
-    per_file = pd.DataFrame(files)
-    df = pd.DataFrame(
-        {
-            "doc_id": np.asarray(columns["doc_id"], dtype=np.int64),
-            "replicate": np.asarray(columns["replicate"], dtype=np.int32),
-            "correct": np.asarray(columns["correct"], dtype=np.int8),
-            "k": np.asarray(columns["k"], dtype=float),
-            "offset": np.asarray(columns["offset"], dtype=np.int64),
-            **{name: columns[name] for name in ("doc_hash", "answer", "gold", "status", "subtask", "category")},
-            # per-file values as categoricals: no string conversion per row
-            **{name: pd.Categorical(per_file[name])[codes] for name in ("task", "file", "seed_value")},
-            "seed_num": per_file["seed_num"].to_numpy()[codes],
-            "has_repeats": per_file["has_repeats"].to_numpy()[codes],
-        }
-    )
-
-    tasks = df.groupby(["subtask", "seed_value"])["task"].nunique()
+        if k is not None and not read.request.run.self_scored:
+            items = items.assign(k=float(k))
+        frames.append(items.assign(has_repeats=bool(items["replicate"].max() > 0)))
+    if not frames:
+        mine = [w for w in got.warnings if w.startswith(side)]
+        raise PairingError(f"no usable samples on the {side} side: " + listing(mine, 5, "; "))
+    df = pd.concat(frames, ignore_index=True).assign(source=source.name)
+    for col in ("task", "file", "seed_value"):
+        df[col] = df[col].astype("category")
+    tasks = df.groupby(["subtask", "seed_value"], observed=True)["task"].nunique()
     if (tasks > 1).any():
         subtask, seed = tasks[tasks > 1].index[0]
         names = sorted(df.loc[(df["subtask"] == subtask) & (df["seed_value"] == seed), "task"].unique())
@@ -340,7 +104,7 @@ def _side_table(
     dup = df.duplicated(["subtask", "seed_value", "replicate", "doc_id"], keep="first")
     duplicates = {str(s): int(n) for s, n in df.loc[dup, "subtask"].value_counts().items()}
     for subtask, n in duplicates.items():
-        ctx.warnings.append(f"{side}: {subtask}: {n} duplicate item line(s) in one run; the first is used")
+        got.warnings.append(f"{side}: {subtask}: {n} duplicate item line(s) in one run; the first is used")
     df = df.loc[~dup].reset_index(drop=True)
     hashes = df.groupby(["subtask", "doc_id"])["doc_hash"].nunique()
     if (hashes > 1).any():
@@ -357,7 +121,7 @@ def _side_table(
 
 
 def _seed_plan(
-    before: pd.DataFrame, after: pd.DataFrame, mode: str, ctx: _Context
+    before: pd.DataFrame, after: pd.DataFrame, mode: str, got: Collected
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Which before seed pairs with which after seed, per sub-benchmark, and how that was decided."""
 
@@ -393,11 +157,11 @@ def _seed_plan(
             {"subtask": subtask, "seed_before": x, "seed_after": y, "seed_label": x if x == y else f"{x}~{y}"}
             for x, y in pairs
         )
-    _warn_seeds(report, ctx)
+    _warn_seeds(report, got)
     return pd.DataFrame(rows, columns=["subtask", "seed_before", "seed_after", "seed_label"]), report
 
 
-def _warn_seeds(report: dict[str, Any], ctx: _Context) -> None:
+def _warn_seeds(report: dict[str, Any], got: Collected) -> None:
     """One line per distinct seed situation, not one per sub-benchmark."""
     groups: dict[str, list[str]] = defaultdict(list)
     for subtask, r in report.items():
@@ -415,15 +179,20 @@ def _warn_seeds(report: dict[str, Any], ctx: _Context) -> None:
             groups["no seed in common: not paired"].append(subtask)
     for message, subtasks in groups.items():
         more = " ..." if len(subtasks) > 5 else ""
-        ctx.warnings.append(f"{message} ({len(subtasks)} sub-benchmark(s): {', '.join(subtasks[:5])}{more})")
+        got.warnings.append(f"{message} ({len(subtasks)} sub-benchmark(s): {', '.join(subtasks[:5])}{more})")
 
 
-def _join(before: pd.DataFrame, after: pd.DataFrame, plan: pd.DataFrame) -> pd.DataFrame:
+def _join(before: pd.DataFrame, after: pd.DataFrame, plan_: pd.DataFrame) -> pd.DataFrame:
     """Outer join of the matched seeds on (subtask, seed label, replicate, doc_id); raises on doc_hash mismatch."""
     key = ["subtask", "seed_label", "replicate", "doc_id"]
-    keep = ["doc_hash", "correct", "k", "answer", "gold", "status", "offset", "task", "file", "category", "has_repeats"]
-    b = before.merge(plan, left_on=["subtask", "seed_value"], right_on=["subtask", "seed_before"])[key + keep]
-    a = after.merge(plan, left_on=["subtask", "seed_value"], right_on=["subtask", "seed_after"])[key + keep]
+    keep = list(_JOIN_KEEP)
+    if "correct_logged" in before or "correct_logged" in after:
+        keep.append("correct_logged")
+        for df in (before, after):
+            if "correct_logged" not in df:
+                df["correct_logged"] = pd.array([pd.NA] * len(df), dtype="Int8")
+    b = before.merge(plan_, left_on=["subtask", "seed_value"], right_on=["subtask", "seed_before"])[key + keep]
+    a = after.merge(plan_, left_on=["subtask", "seed_value"], right_on=["subtask", "seed_after"])[key + keep]
     joined = b.merge(a, on=key, how="outer", suffixes=("_before", "_after"), indicator=True)
     bad = joined[(joined["_merge"] == "both") & (joined["doc_hash_before"] != joined["doc_hash_after"])]
     if len(bad):
@@ -434,7 +203,7 @@ def _join(before: pd.DataFrame, after: pd.DataFrame, plan: pd.DataFrame) -> pd.D
             f"after: task {first['task_after']}): the two runs did not see the same item. Mismatched items per "
             f"sub-benchmark: {per}. Re-run both sides on the same dataset version, or leave the task out with --exclude"
         )
-    joined = joined.merge(plan, on=["subtask", "seed_label"], how="left")
+    joined = joined.merge(plan_, on=["subtask", "seed_label"], how="left")
     repeats = joined["has_repeats_before"].fillna(False).astype(bool) | joined["has_repeats_after"].fillna(
         False
     ).astype(bool)
@@ -443,7 +212,26 @@ def _join(before: pd.DataFrame, after: pd.DataFrame, plan: pd.DataFrame) -> pd.D
     return joined
 
 
-def _categories(joined: pd.DataFrame, ctx: _Context) -> pd.Series:
+def _warn_unpaired(joined: pd.DataFrame, got: Collected) -> None:
+    """One warning per sub-benchmark and seed with items on one side only (fatal with --strict)."""
+    lonely = joined[joined["_merge"] != "both"]
+    if lonely.empty:
+        return
+    both = joined[joined["_merge"] == "both"].groupby(["subtask", "seed"]).size()
+    for (subtask, seed), group in lonely.groupby(["subtask", "seed"], sort=True):
+        parts = []
+        for side, flag in (("before", "left_only"), ("after", "right_only")):
+            ids = sorted(group.loc[group["_merge"] == flag, "doc_id"].unique().tolist())
+            if ids:
+                parts.append(f"{len(ids)} item(s) only on the {side} side (doc_id {listing(ids, 8)})")
+        paired = int(both.get((subtask, seed), 0))
+        got.warnings.append(
+            f"{subtask} seed {seed}: {' and '.join(parts)} cannot be paired and are left out of the figures "
+            f"({paired} paired): run both sides on the same items (same --limit)"
+        )
+
+
+def _categories(joined: pd.DataFrame, got: Collected) -> pd.Series:
     """One category per sub-benchmark: a named one wins over the task-name fallback of ordinary tasks."""
     stacked = pd.concat(
         [
@@ -454,7 +242,7 @@ def _categories(joined: pd.DataFrame, ctx: _Context) -> pd.Series:
     named = stacked[stacked["category"] != stacked["subtask"]].drop_duplicates()
     for subtask, cats in named.groupby("subtask")["category"]:
         if len(cats) > 1:
-            ctx.warnings.append(
+            got.warnings.append(
                 f"{subtask}: category differs between the sides ({', '.join(map(str, cats))}); using {cats.iloc[0]}"
             )
     chosen = {s: s for s in joined["subtask"].unique()}
@@ -462,85 +250,46 @@ def _categories(joined: pd.DataFrame, ctx: _Context) -> pd.Series:
     return pd.Series(chosen, name="category")
 
 
-def _subtask_rows(paired: pd.DataFrame, joined: pd.DataFrame) -> pd.DataFrame:
-    """SPEC §2 metrics per (sub-benchmark, seed label), plus unanswered and unpaired counts."""
-    groups = paired.groupby(["subtask", "seed"], sort=True)
-    before, after, ks = (paired[c].to_numpy() for c in ("before", "after", "k"))
-    rows = []
-    for (subtask, seed), idx in groups.indices.items():
-        k = ks[idx]
-        rows.append(
-            {
-                "subtask": subtask,
-                "seed": seed,
-                **metrics.transition_metrics(before[idx], after[idx], k=None if np.isnan(k).all() else k),
-            }
-        )
-    out = pd.DataFrame(rows).set_index(["subtask", "seed"]).sort_index()
-    firsts = groups[["category", "seed_before", "seed_after", "replicate", "task_before", "task_after"]].first()
+def _read(
+    planned: list[tuple[str, ReadRequest]], srcs: dict[str, Source], jobs: int, progress: Progress | None
+) -> list[RunRead]:
+    """Every request read by its side's source; one progress scale over all of them."""
+    total = sum(req.run.samples_bytes for _, req in planned)
+    out: dict[int, RunRead] = {}
+    done_before = 0
+    by_source: dict[str, list[int]] = defaultdict(list)
+    for i, (side, _) in enumerate(planned):
+        by_source[srcs[side].name].append(i)
+    for name, idx in by_source.items():
+        source = sources.by_name(name)
+        step = None if progress is None else (lambda done, _t, base=done_before: progress(base + done, total))
+        reads = source.read([planned[i][1] for i in idx], jobs, step)
+        out.update(zip(idx, reads))
+        done_before += sum(planned[i][1].run.samples_bytes for i in idx)
+    return [out[i] for i in range(len(planned))]
+
+
+def _loader(srcs: dict[str, Source], samples: pd.DataFrame) -> Callable[[str, int], LoadedItem]:
+    """``load_item(file, locator)`` over both sides' files, each read by its own source."""
+    by_file = {}
     for side in SIDES:
-        status = paired[f"status_{side}"]
-        unanswered = (status.notna() & (status != "answered")).groupby([paired["subtask"], paired["seed"]]).sum()
-        logged = status.notna().groupby([paired["subtask"], paired["seed"]]).any()
-        out[f"unanswered_{side}"] = unanswered.where(logged)
-    unpaired = joined[joined["_merge"] != "both"].groupby(["subtask", "seed", "_merge"], observed=True).size()
-    unpaired = unpaired.unstack("_merge").reindex(columns=["left_only", "right_only"]) if len(unpaired) else None
-    for side, col in (("before", "left_only"), ("after", "right_only")):
-        values = unpaired[col].reindex(out.index) if unpaired is not None else None
-        out[f"n_unpaired_{side}"] = 0 if values is None else values.fillna(0).astype(int)
-    out = out.join(firsts).reset_index()
-    return out[[*SUBTASK_COLUMNS, *(c for c in out.columns if c not in SUBTASK_COLUMNS)]]
+        for file in samples[f"file_{side}"].dropna().unique():
+            by_file[str(file)] = srcs[side]
+    return lambda file, locator: by_file[str(file)].load_item(str(file), int(locator))
 
 
-def _agreement(paired: pd.DataFrame) -> pd.DataFrame:
-    """The paper's stricter variant over all matched seeds, on the items paired under every one of them."""
-    if paired.groupby("subtask")["seed"].nunique().max() < 2:
-        return pd.DataFrame()
-    wide = paired.pivot(index=["subtask", "doc_id"], columns="seed", values=["before", "after"])
-    ks = paired.groupby(["subtask", "doc_id"])["k"].first().reindex(wide.index).to_numpy(dtype=float)
-    seeds = np.asarray(wide["before"].columns)
-    b_all, a_all = wide["before"].to_numpy(dtype=float), wide["after"].to_numpy(dtype=float)
-    subtask_codes = wide.index.get_level_values("subtask")
-    starts = np.flatnonzero(np.r_[True, subtask_codes[1:] != subtask_codes[:-1]])
-    rows = []
-    for start, end in zip(starts, np.r_[starts[1:], len(subtask_codes)]):
-        b, a, k = b_all[start:end], a_all[start:end], ks[start:end]
-        cols = ~np.isnan(b).all(axis=0)
-        if cols.sum() < 2:
-            continue
-        b, a = b[:, cols], a[:, cols]
-        complete = ~(np.isnan(b).any(axis=1) | np.isnan(a).any(axis=1))
-        k = k[complete]
-        row = {"subtask": subtask_codes[start], "seeds": ",".join(map(str, seeds[cols]))}
-        row.update(metrics.seed_agreement_metrics(b[complete], a[complete], k=None if np.isnan(k).all() else k))
-        rows.append(row)
-    return pd.DataFrame(rows)
+def _check_rescore(rescore: str | None) -> None:
+    if rescore is None:
+        return
+    from postforget_lmeval.rescoring import POLICIES
 
-
-def _samples_frame(paired: pd.DataFrame) -> pd.DataFrame:
-    """samples.parquet: one row per paired item; file + byte offset let `show` read the question back lazily."""
-    out = paired[["subtask", "category", "doc_id", "seed", "replicate", "before", "after", "k"]].copy()
-    codes = 2 * out["before"].to_numpy() + out["after"].to_numpy()  # 3: 1->1, 2: 1->0, 1: 0->1, 0: 0->0
-    out["transition"] = pd.Categorical.from_codes(3 - codes, categories=list(TRANSITIONS.values()))
-    out["gold"] = paired["gold_before"].fillna(paired["gold_after"])
-    for col in ("answer", "status", "task", "file", "offset", "seed"):
-        for side in SIDES:
-            out[f"{col}_{side}"] = paired[f"{col}_{side}"]
-    for col in (
-        "subtask",
-        "category",
-        "seed",
-        "status_before",
-        "status_after",
-        "task_before",
-        "task_after",
-        "file_before",
-        "file_after",
-        "seed_before",
-        "seed_after",
-    ):
-        out[col] = out[col].astype("category")
-    return out.reset_index(drop=True)
+    if rescore not in POLICIES:
+        several = "," in rescore
+        raise PairingError(
+            f"--rescore {rescore}: "
+            + ("pair() takes one policy; several are compared side by side by the sensitivity report" if several
+               else f"unknown policy; choose one of {', '.join(POLICIES)}")
+        )
 
 
 def pair(
@@ -556,91 +305,103 @@ def pair(
     jobs: int | None = None,
     strict: bool = False,
     progress: Progress | None = None,
+    rescore: str | None = None,
+    source_format: str | None = None,
+    analyses: bool = True,
 ) -> PairResult:
-    """Pair the lm-eval runs under ``before`` with those under ``after``, item by item.
+    """Pair the runs under ``before`` with those under ``after``, item by item.
 
-    ``metric``/``filter``/``k`` apply to ordinary lm-eval tasks (postforget tasks log their own
-    correctness and k; ``filter`` also picks among several filters of any task). ``tasks``/``exclude``:
-    shell patterns on task names. ``seed_match``: 'exact' pairs equal seeds only, 'order' pairs sorted
+    ``metric``/``filter``/``k`` apply to ordinary tasks (postforget tasks log their own correctness
+    and k; ``filter`` also picks among several filters of any task). ``tasks``/``exclude``: shell
+    patterns on task names. ``seed_match``: 'exact' pairs equal seeds only, 'order' pairs sorted
     seeds in turn, 'auto' does 'exact' and falls back to 'order' when no seed is shared and both sides
     have as many. ``jobs``: processes reading the logs (default: CPUs available). ``strict``: every
     reported problem is an error. ``progress(done_bytes, total_bytes)`` follows the reading.
+    ``rescore``: a policy of :mod:`postforget_lmeval.rescoring` that re-extracts every postforget
+    answer from its logged response instead of trusting the logged 0/1. ``source_format``: the input
+    format of both sides (default: detected per directory). ``analyses``: add the
+    analyses of :mod:`postforget_lmeval.analyses`.
     Raises :class:`PairingError` for input that would make the figures wrong.
     """
     if seed_match not in SEED_MATCH:
         raise PairingError(f"--seed-match must be one of {', '.join(SEED_MATCH)}, not {seed_match!r}")
     if k is not None and not k >= 1:
         raise PairingError(f"--k must be the number of options (>= 1), not {k}")
+    _check_rescore(rescore)
     started = time.perf_counter()
-    ctx = _Context()
+    got = Collected()
     roots = {"before": before, "after": after}
-    _check_roots(roots)
-    planned: list[_Planned] = []
+    check_roots(roots)
+    try:
+        srcs = {side: sources.detect(roots[side], source_format) for side in SIDES}
+    except ValueError as e:
+        raise PairingError(str(e)) from e
+    planned: list[tuple[str, ReadRequest]] = []
     for side in SIDES:
-        planned.extend(
-            _plan(side, _newest(side, _discover(side, roots[side], tasks, exclude, ctx), ctx), metric, filter, ctx)
-        )
+        runs = newest(side, discover(side, roots[side], srcs[side], tasks, exclude, got), got)
+        planned.extend(plan(side, runs, metric, filter, rescore, got))
     if metric is not None:
-        _check_metric(metric, planned, ctx)
+        check_metric(metric, planned, got)
 
     jobs = max(1, jobs or _available_cpus())
     read_start = time.perf_counter()
     try:
-        chunks = read_all([p.spec for p in planned], jobs, progress)
+        reads = _read(planned, srcs, jobs, progress)
     except OSError as e:
         raise PairingError(f"cannot read a samples file: {e}") from e
     read_seconds = time.perf_counter() - read_start
-    for p, chunk in zip(planned, chunks):
-        _report_chunk(p, chunk, ctx)
-    if (
-        metric is not None
-        and any(not p.ours for p in planned)
-        and not any(c.doc_id for p, c in zip(planned, chunks) if not p.ours)
-    ):
+    for (side, _), read in zip(planned, reads):
+        _record(side, srcs[side], read, got)
+    ordinary = [r for (_, req), r in zip(planned, reads) if not req.run.self_scored]
+    if metric is not None and ordinary and all(r.items.empty for r in ordinary):
         raise PairingError(f"unknown metric {metric!r}: no sample of the ordinary tasks logs it")
-    for d in ctx.dropped:
-        ctx.warnings.append(f"{d['side']}: task {d['task']} left out: {d['reason']}")
-    tables, duplicates = {}, {}
+    for d in got.dropped:
+        got.warnings.append(f"{d['side']}: task {d['task']} left out: {d['reason']}")
+    tables_, duplicates = {}, {}
     for side in SIDES:
-        tables[side], duplicates[side] = _side_table(
-            side, [(p, c) for p, c in zip(planned, chunks) if p.side == side], k, ctx
-        )
+        side_reads = [r for (s, _), r in zip(planned, reads) if s == side]
+        tables_[side], duplicates[side] = _side_table(side, side_reads, srcs[side], k, got)
 
-    names = {side: set(tables[side]["subtask"].unique().tolist()) for side in SIDES}
+    names = {side: set(tables_[side]["subtask"].unique().tolist()) for side in SIDES}
     only = {side: sorted(names[side] - names[other]) for side, other in (("before", "after"), ("after", "before"))}
     for side, missing in only.items():
         if missing:
-            more = " ..." if len(missing) > 10 else ""
-            ctx.warnings.append(
-                f"{len(missing)} sub-benchmark(s) only on the {side} side, not paired: {', '.join(missing[:10])}{more}"
+            got.warnings.append(
+                f"{len(missing)} sub-benchmark(s) only on the {side} side, not paired: {listing(missing)}"
             )
 
-    plan, seed_report = _seed_plan(tables["before"], tables["after"], seed_match, ctx)
-    if plan.empty:
+    plan_, seed_report = _seed_plan(tables_["before"], tables_["after"], seed_match, got)
+    if plan_.empty:
         raise PairingError(
             "nothing to pair: no sub-benchmark has a matched seed on both sides (before: "
-            f"{', '.join(sorted(names['before']))[:300]}; after: {', '.join(sorted(names['after']))[:300]})"
+            f"{listing(sorted(names['before']))}; after: {listing(sorted(names['after']))})"
         )
-    joined = _join(tables["before"], tables["after"], plan)
-    joined["category"] = joined["subtask"].map(_categories(joined, ctx))
+    joined = _join(tables_["before"], tables_["after"], plan_)
+    joined["category"] = joined["subtask"].map(_categories(joined, got))
     paired = joined[joined["_merge"] == "both"].rename(columns={"correct_before": "before", "correct_after": "after"})
     if paired.empty:
         raise PairingError(
             "no item is present on both sides for any matched seed: check that both directories ran the same tasks"
         )
     paired = paired.astype({"before": np.int8, "after": np.int8})
+    _warn_unpaired(joined, got)
 
-    subtasks = _subtask_rows(paired, joined)
+    subtasks = tables.subtask_rows(paired, joined)
+    scorers = {side: {r["task"]: r["scored_by"] for r in got.runs[side]} for side in SIDES}
+    by_side = {side: subtasks[f"task_{side}"].astype(str).map(scorers[side]).astype(str) for side in SIDES}
+    subtasks["scored_by"] = by_side["before"].where(
+        by_side["before"] == by_side["after"], "before: " + by_side["before"] + "; after: " + by_side["after"]
+    )
     categories = pd.concat([metrics.aggregate(subtasks), metrics.aggregate_micro(subtasks)], ignore_index=True)
     base_safety = (subtasks["category"] == "Safety/Truthfulness") & (
         subtasks["task_before"].str.endswith("_base") | subtasks["task_after"].str.endswith("_base")
     )
     if base_safety.any():
-        ctx.notes.append(
+        got.note(
             "Safety/Truthfulness includes a base-model (few-shot) run; the paper reports this category "
             "only when neither model is a base model"
         )
-    agreement = _agreement(paired)
+    agreement = tables.agreement(paired)
     if not agreement.empty:
         agreement.insert(
             1,
@@ -655,105 +416,37 @@ def pair(
         "exclude": list(exclude or []),
         "seed_match": seed_match,
         "jobs": jobs,
+        "rescore": rescore,
+        "format": source_format,
     }
-    summary = _summary(
-        roots,
-        options,
-        ctx,
-        seed_report,
-        joined,
-        subtasks,
-        only,
-        duplicates,
-        read_seconds,
-        time.perf_counter() - started,
-    )
-    if strict and ctx.warnings:
-        more = f" (and {len(ctx.warnings) - 5} more)" if len(ctx.warnings) > 5 else ""
-        raise PairingError("--strict: " + "; ".join(ctx.warnings[:5]) + more)
-    return PairResult(
+    scored = sorted(set(subtasks["scored_by"]))
+    result = PairResult(
         subtasks=subtasks,
         categories=categories,
-        samples=_samples_frame(paired),
+        samples=tables.samples_frame(paired),
         agreement=agreement,
-        summary=summary,
-        warnings=ctx.warnings,
-        notes=ctx.notes,
+        summary={"runs": got.runs},  # the analyses read max_gen_toks per run
+        warnings=got.warnings,
+        notes=got.notes,
     )
+    if strict and got.warnings:
+        raise PairingError("--strict: " + listing(got.warnings, 5, "; "))
+    analyses_start = time.perf_counter()
+    if analyses:
+        from postforget_lmeval import analyses as analyses_module
+
+        analyses_module.annotate(result, _loader(srcs, result.samples))
+    timing = {
+        "read_seconds": read_seconds,
+        "analyses_seconds": time.perf_counter() - analyses_start,
+        "total_seconds": time.perf_counter() - started,
+    }
+    result.summary = result.summary | provenance.summary(
+        roots, {s: srcs[s].name for s in SIDES}, options, got, seed_report, joined, subtasks, only, duplicates,
+        scored[0] if len(scored) == 1 else "; ".join(scored), sorted(result.tables), timing,
+    )  # fmt: skip
+    return result
 
 
 def _available_cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def _summary(
-    roots: dict[str, Any],
-    options: dict[str, Any],
-    ctx: _Context,
-    seed_report: dict[str, Any],
-    joined: pd.DataFrame,
-    subtasks: pd.DataFrame,
-    only: dict[str, list[str]],
-    duplicates: dict[str, dict[str, int]],
-    read_seconds: float,
-    total_seconds: float,
-) -> dict[str, Any]:
-    """Inputs, runs used, seed matching and every count of paired, unpaired or dropped items."""
-    counts = joined.groupby(["subtask", "_merge"], observed=True).size().unstack(fill_value=0)
-    counts = counts.reindex(columns=["both", "left_only", "right_only"], fill_value=0)
-    tasks = {side: joined.groupby("subtask")[f"task_{side}"].unique() for side in SIDES}
-    category = joined.groupby("subtask")["category"].first()
-    per_subtask = {
-        subtask: {
-            "category": category[subtask],
-            "tasks_before": sorted(t for t in tasks["before"][subtask] if isinstance(t, str)),
-            "tasks_after": sorted(t for t in tasks["after"][subtask] if isinstance(t, str)),
-            "paired": int(row["both"]),
-            "unpaired_before": int(row["left_only"]),
-            "unpaired_after": int(row["right_only"]),
-            "duplicates_before": duplicates["before"].get(subtask, 0),
-            "duplicates_after": duplicates["after"].get(subtask, 0),
-        }
-        for subtask, row in counts.iterrows()
-    }
-    n_bytes = sum(r["bytes"] for side in SIDES for r in ctx.runs[side])
-    problem_counts: dict[str, int] = defaultdict(int)
-    for side in SIDES:
-        for p in ctx.problems[side]:
-            problem_counts[p.get("kind", "file")] += int(p.get("count", 1))
-    return {
-        "inputs": {side: str(Path(roots[side]).resolve()) for side in SIDES},
-        "options": options,
-        "runs": ctx.runs,
-        "superseded_runs": ctx.superseded,
-        "problems": ctx.problems,
-        "dropped_tasks": ctx.dropped,
-        "seed_matching": seed_report,
-        "only_before": only["before"],
-        "only_after": only["after"],
-        "subtasks": per_subtask,
-        "totals": {
-            "subtasks_paired": int(subtasks["subtask"].nunique()),
-            "seeds": sorted(subtasks["seed"].unique().tolist()),
-            "items_paired": int(subtasks["n"].sum()),
-            "unpaired_before": int(counts["left_only"].sum()),
-            "unpaired_after": int(counts["right_only"].sum()),
-            "duplicates": sum(sum(d.values()) for d in duplicates.values()),
-            "superseded_runs": sum(len(v) for v in ctx.superseded.values()),
-            "dropped_tasks": len(ctx.dropped),
-            "malformed_lines": problem_counts["malformed"],
-            "truncated_files": problem_counts["truncated"],
-            "non_binary_samples": problem_counts["non_binary"],
-            "samples_without_metric": problem_counts["no_metric"],
-            "incomplete_files": problem_counts["incomplete"],
-            "files_skipped": problem_counts["file"],
-        },
-        "notes": ctx.notes,
-        "warnings": ctx.warnings,
-        "timing": {
-            "bytes_read": n_bytes,
-            "read_seconds": round(read_seconds, 3),
-            "read_mb_per_s": round(n_bytes / 1e6 / read_seconds, 1) if read_seconds else None,
-            "total_seconds": round(total_seconds, 3),
-        },
-    }

@@ -1,71 +1,52 @@
 """``postforget-pair show``: the items of one sub-benchmark that made a given transition.
 
-Only samples.parquet is read in bulk; each listed item's question and responses are read back
-from its logged sample (file and byte offset kept in samples.parquet), one line per item.
+Only samples.parquet is read in bulk; each listed item's question and responses are read back by
+its input source (``load_item`` with the file and locator kept in samples.parquet), one item at a time.
 """
 
 from __future__ import annotations
 
 import difflib
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from postforget_lmeval import sources
 from postforget_lmeval.results import TRANSITIONS, PairingError
-from postforget_lmeval.samples import option_letter, read_sample
+from postforget_lmeval.sources.base import LoadedItem
+from postforget_lmeval.sources.lmeval_scan import option_letter
 
-QUESTION_KEYS = ("pf_question", "question", "Question", "query", "problem", "input", "goal", "ctx", "sentence", "text")
-OPTION_KEYS = ("pf_options", "choices", "options", "endings")
 RESPONSE_TAIL = 600  # characters of a response shown by `show --responses` (the answer is at its end)
 
 
-def _question(doc: dict[str, Any], sample: dict[str, Any]) -> str:
-    """The item as a reader wants it: question and options from the doc, else the prompt's end."""
-    text = next((doc[k] for k in QUESTION_KEYS if isinstance(doc.get(k), str)), None)
-    if text is None:
-        args = sample.get("arguments") or {}
-        prompt = ((args.get("gen_args_0") or {}).get("arg_0")) if isinstance(args, dict) else None
-        return str(prompt or "")[-1500:]
-    options = next((doc[k] for k in OPTION_KEYS if isinstance(doc.get(k), list)), None)
-    if options and all(isinstance(o, str) for o in options):
-        text += "\n" + "\n".join(f"{option_letter(i)}) {o}" for i, o in enumerate(options))
-    return text
+def _question(item: LoadedItem) -> str:
+    """The question followed by its options, lettered as the postforget tasks letter them."""
+    if not item.options:
+        return item.question
+    return item.question + "\n" + "\n".join(f"{option_letter(i)}) {o}" for i, o in enumerate(item.options))
 
 
-def _response(sample: dict[str, Any], replicate: int) -> str:
-    """The end of the generation (where the answer is), or the options' log-likelihoods of a multiple-choice sample."""
-    resps = sample.get("resps") or []
-    try:
-        value = resps[0][replicate] if isinstance(resps[0], list) else resps[0]
-    except (IndexError, TypeError):
+def _response(item: LoadedItem, replicate: int) -> str:
+    """The end of one replicate's response (where the answer is)."""
+    if not item.responses:
         return ""
-    if isinstance(value, list):  # [loglik, is_greedy] per option
-        try:
-            return "log-likelihoods " + ", ".join(
-                f"{option_letter(i)} {float(r[0][0]):.2f}" for i, r in enumerate(resps)
-            )
-        except (TypeError, ValueError, IndexError):
-            return json.dumps(resps, ensure_ascii=False)[:RESPONSE_TAIL]
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = item.responses[replicate] if replicate < len(item.responses) else item.responses[0]
     return ("…" + text[-RESPONSE_TAIL:]) if len(text) > RESPONSE_TAIL else text
 
 
-def _load_sample(path: str, offset: int, doc_id: int) -> dict[str, Any]:
+def _load(source: str, path: str, locator: int, doc_id: int) -> LoadedItem:
     try:
-        sample = read_sample(path, int(offset))
-    except (OSError, ValueError) as e:
+        item = sources.by_name(source).load_item(path, int(locator))
+    except (OSError, ValueError, IndexError, KeyError) as e:
         raise PairingError(
-            f"cannot read the logged sample at byte {offset} of {path} ({e}): "
-            "the samples file moved or changed since pairing; re-run postforget-pair"
+            f"cannot read the logged item at {locator} of {path} ({e}): "
+            "the file moved or changed since pairing; re-run postforget-pair"
         ) from e
-    if sample.get("doc_id") != doc_id:
-        raise PairingError(
-            f"{path} changed since pairing (byte {offset} is not doc_id {doc_id}); re-run postforget-pair"
-        )
-    return sample
+    if item.doc_id is not None and item.doc_id != doc_id:
+        raise PairingError(f"{path} changed since pairing ({locator} is not doc_id {doc_id}); re-run postforget-pair")
+    return item
 
 
 def show_items(
@@ -99,13 +80,13 @@ def show_items(
     df = df.sort_values(["seed", "doc_id"]).head(limit) if limit else df.sort_values(["seed", "doc_id"])
     items = []
     for r in df.itertuples(index=False):
-        before = _load_sample(str(r.file_before), r.offset_before, r.doc_id)
+        before = _load(str(r.source_before), str(r.file_before), r.locator_before, r.doc_id)
         item = {
             "subtask": subtask,
             "doc_id": int(r.doc_id),
             "seed": str(r.seed),
             "transition": transition,
-            "question": _question(before.get("doc") or {}, before),
+            "question": _question(before),
             "gold": r.gold,
             "answer_before": r.answer_before,
             "answer_after": r.answer_after,
@@ -113,7 +94,7 @@ def show_items(
             "status_after": r.status_after,
         }
         if responses:
-            after = _load_sample(str(r.file_after), r.offset_after, r.doc_id)
+            after = _load(str(r.source_after), str(r.file_after), r.locator_after, r.doc_id)
             item["response_before"] = _response(before, int(r.replicate))
             item["response_after"] = _response(after, int(r.replicate))
         items.append(item)

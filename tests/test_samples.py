@@ -9,7 +9,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from postforget_lmeval.samples import ScanSpec, find_runs, run_seed, scan_range
+from postforget_lmeval.sources.base import ReadRequest, TaskRun
+from postforget_lmeval.sources.lmeval import scan_range
+from postforget_lmeval.sources.lmeval_layout import find_runs, run_seed
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
 from lmeval_runs import pf_record, sample_line, write_run  # noqa: E402
@@ -26,7 +28,25 @@ TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60
 )
 
 
-def scan_file(path: Path, spec: ScanSpec | None = None, start: int = 0, end: int | None = None):
+def ScanSpec(path: str, filter_: str | None, metric: str | None, multiple_choice: bool) -> ReadRequest:  # noqa: N802
+    """A read request for one samples file, as pairing makes one."""
+    run = TaskRun(
+        task="t",
+        results_path=Path(path),
+        date="",
+        samples_path=Path(path),
+        seed=None,
+        seed_source="none logged",
+        output_type="multiple_choice" if multiple_choice else "generate_until",
+        filters=(),
+        metrics=(),
+        group=None,
+        n_expected=None,
+    )
+    return ReadRequest(run, filter_, metric)
+
+
+def scan_file(path: Path, spec: ReadRequest | None = None, start: int = 0, end: int | None = None):
     spec = spec or ScanSpec(str(path), None, None, False)
     return scan_range(spec, start, path.stat().st_size if end is None else end)
 
@@ -88,7 +108,7 @@ def test_byte_ranges_read_every_line_once(tmp_path_factory, range_bytes, bits):
     offsets = [0]
     for line in lines[:-1]:
         offsets.append(offsets[-1] + len(line.encode()))
-    assert whole.offset == offsets
+    assert whole.locator == offsets
 
 
 def test_cut_last_line_is_truncation_not_malformed(tmp_path):

@@ -1,0 +1,39 @@
+"""Input formats: one module per harness, chosen per directory.
+
+Each module exposes ``SOURCE``, an instance of :class:`postforget_lmeval.sources.base.Source`.
+:func:`detect` asks each in :data:`FORMATS` order whether a directory holds its runs; lm-eval is
+the fallback, so a directory with no recognisable run gets lm-eval's explanation of what is missing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the CLI reads FORMATS before anything heavy is imported
+    from postforget_lmeval.sources.base import Source
+
+FORMATS = ("lmeval", "lighteval")
+"""Names accepted by ``--format``, each a module of this package."""
+FALLBACK = "lmeval"
+
+
+def by_name(name: str) -> Source:
+    """The source of a format name (as ``--format`` and samples.parquet's ``source_*`` columns spell it)."""
+    if name not in FORMATS:
+        raise ValueError(f"unknown input format {name!r}; choose one of {', '.join(FORMATS)}")
+    return importlib.import_module(f"postforget_lmeval.sources.{name}").SOURCE
+
+
+def detect(root: str | os.PathLike[str], name: str | None = None) -> Source:
+    """The source for ``root``: the named one, else the first whose files are there, else lm-eval."""
+    if name is not None:
+        return by_name(name)
+    path = Path(root)
+    for fmt in FORMATS:
+        source = by_name(fmt)
+        if fmt != FALLBACK and source.matches(path):
+            return source
+    return by_name(FALLBACK)

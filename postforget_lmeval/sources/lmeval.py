@@ -1,0 +1,263 @@
+"""The lm-eval source: runs of ``lm_eval ... --log_samples`` (0.4.0 and later).
+
+Layout and results files: :mod:`.lmeval_layout`; the per-line reader: :mod:`.lmeval_scan`. This
+module reads whole files, over byte ranges in worker processes when they are large, turns what
+the reader met into problems and notes, and reads one logged item back for ``show``.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from postforget_lmeval.sources import lmeval_layout
+from postforget_lmeval.sources.base import (
+    Discovery,
+    LoadedItem,
+    Problem,
+    Progress,
+    ReadRequest,
+    RunRead,
+    Source,
+    item_frame,
+)
+from postforget_lmeval.sources.lmeval_scan import AUTO_METRICS, Chunk, Scanner, option_letter
+
+RANGE_BYTES = 64 << 20  # unit of parallel work and of progress updates
+PARALLEL_MIN_BYTES = 128 << 20  # below this, starting worker processes costs more than it saves
+_READ_BUFFER = 1 << 20
+QUESTION_KEYS = ("pf_question", "question", "Question", "query", "problem", "input", "goal", "ctx", "sentence", "text")
+OPTION_KEYS = ("pf_options", "choices", "options", "endings")
+
+
+def _is_array(path: str) -> bool:
+    """A 0.4.0-0.4.2 log (one indented JSON array) rather than JSON lines."""
+    with open(path, "rb") as f:
+        return f.read(64).lstrip()[:1] == b"["
+
+
+def scan_range(request: ReadRequest, start: int, end: int) -> Chunk:
+    """Read the lines that *begin* in ``[start, end)`` of the request's samples file.
+
+    A line straddling ``start`` belongs to the previous range, so ranges can be read in any order
+    by any process and together read every line once. A JSON-array log is one range.
+    """
+    scanner = Scanner(request)
+    path = str(request.run.samples_path)
+    if start == 0 and _is_array(path):
+        try:
+            with open(path, "rb") as f:
+                elements = orjson.loads(f.read())
+        except orjson.JSONDecodeError:
+            scanner.out.malformed.append(0)
+            return scanner.out
+        for i, element in enumerate(elements if isinstance(elements, list) else [elements]):
+            scanner.element(element, i)
+        return scanner.out
+    with open(path, "rb", buffering=_READ_BUFFER) as f:
+        if start:
+            f.seek(start - 1)
+            if f.read(1) != b"\n":
+                f.readline()
+        pos = f.tell()
+        for line in f:
+            if pos >= end:
+                break
+            if not line.endswith(b"\n"):
+                before = len(scanner.out.malformed)
+                scanner.line(line, pos)
+                if len(scanner.out.malformed) > before:  # cut mid-line: an interrupted run
+                    scanner.out.malformed.pop()
+                    scanner.out.lines -= 1
+                    scanner.out.truncated = pos
+                break
+            scanner.line(line, pos)
+            pos += len(line)
+    return scanner.out
+
+
+def split_ranges(size: int, range_bytes: int) -> list[tuple[int, int]]:
+    """Byte ranges of about ``range_bytes`` covering a file of ``size`` bytes."""
+    if size <= range_bytes:
+        return [(0, max(size, 1))]
+    return [(s, min(s + range_bytes, size)) for s in range(0, size, range_bytes)]
+
+
+def read_all(requests: Sequence[ReadRequest], jobs: int, progress: Progress | None = None) -> list[Chunk]:
+    """Read every request's file (byte ranges over a process pool when it pays); one Chunk per request."""
+    work = []
+    for i, req in enumerate(requests):
+        path = str(req.run.samples_path)
+        size = os.path.getsize(path)
+        ranges = [(0, max(size, 1))] if _is_array(path) else split_ranges(size, RANGE_BYTES)
+        work.extend((i, start, end) for start, end in ranges)
+    total = sum(end - start for _, start, end in work)
+    parts: dict[tuple[int, int], Chunk] = {}
+    done = 0
+    if jobs <= 1 or total < PARALLEL_MIN_BYTES:
+        for i, start, end in work:
+            parts[(i, start)] = scan_range(requests[i], start, end)
+            done += end - start
+            if progress:
+                progress(done, total)
+    else:
+        # fork: every worker starts at the first submit, before the caller's progress display starts a thread
+        ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            futures = {pool.submit(scan_range, requests[i], start, end): (i, start, end) for i, start, end in work}
+            for fut in as_completed(futures):
+                i, start, end = futures[fut]
+                parts[(i, start)] = fut.result()
+                done += end - start
+                if progress:
+                    progress(done, total)
+    chunks: list[Chunk] = []
+    for (i, _), part in sorted(parts.items()):
+        if i == len(chunks):
+            chunks.append(part)
+        else:
+            chunks[i].extend(part)
+    return chunks
+
+
+def _problems(req: ReadRequest, chunk: Chunk) -> list[Problem]:
+    """Every problem met while reading one file, worded for the user."""
+    run, path = req.run, str(req.run.samples_path)
+    out = []
+    if run.n_expected is not None and chunk.lines and chunk.filter_lines < run.n_expected:
+        out.append(Problem(path, f"holds {chunk.filter_lines} of the {run.n_expected} items lm-eval evaluated", "incomplete"))
+    if chunk.truncated is not None:
+        out.append(
+            Problem(
+                path,
+                f"ends mid-line at byte {chunk.truncated} (interrupted run?); the incomplete last line is ignored",
+                "truncated",
+            )
+        )
+    if chunk.malformed:
+        n = len(chunk.malformed)
+        out.append(Problem(path, f"{n} malformed line(s) skipped (first at byte {chunk.malformed[0]})", "malformed", n))
+    if chunk.n_non_binary:
+        out.append(
+            Problem(
+                path,
+                f"{chunk.n_non_binary} sample(s) with a non-binary score (e.g. {', '.join(chunk.non_binary)}) "
+                "skipped: a score in (0,1) is not a transition",
+                "non_binary",
+                chunk.n_non_binary,
+            )
+        )
+    if chunk.no_metric:
+        wanted = req.metric or "/".join(AUTO_METRICS)
+        out.append(
+            Problem(
+                path,
+                f"{chunk.no_metric} sample(s) without metric {wanted} (logged: {', '.join(chunk.metrics_seen)}) skipped",
+                "no_metric",
+                chunk.no_metric,
+            )
+        )
+    if chunk.not_rescorable:
+        out.append(
+            Problem(
+                path,
+                f"{chunk.not_rescorable} sample(s) cannot be rescored (no logged response, or a doc without "
+                "pf_options/pf_gold/pf_format); their logged score is used",
+                "not_rescored",
+                chunk.not_rescorable,
+            )
+        )
+    return out
+
+
+def _run_read(req: ReadRequest, chunk: Chunk) -> RunRead:
+    run = req.run
+    notes = []
+    used = chunk.filter_seen or req.filter
+    if len(run.filters) > 1:
+        notes.append(f"task {run.task} logs filters {', '.join(run.filters)}; using '{used}' (choose with --filter)")
+    if run.repeats > 1 and chunk.doc_id and max(chunk.replicate) == 0:
+        notes.append(
+            f"task {run.task} ran with repeats={run.repeats} but logs one score per item "
+            "(its filter keeps one generation), so it has no replicates to pair"
+        )
+    info = {
+        "filter": used,
+        "metric": chunk.metric_used,
+        "lines": chunk.lines,
+        "items": len(set(chunk.doc_id)),
+        "slow_path": chunk.slow_lines,
+        "extractors": chunk.extractors,
+    }
+    items = item_frame(run, str(run.samples_path), chunk.columns())
+    return RunRead(req, items, _problems(req, chunk), notes, info)
+
+
+def _read_line(path: str, locator: int) -> dict[str, Any]:
+    if _is_array(path):
+        with open(path, "rb") as f:
+            return orjson.loads(f.read())[locator]
+    with open(path, "rb") as f:
+        f.seek(locator)
+        return orjson.loads(f.readline())
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+class LmEvalSource(Source):
+    """lm-eval 0.4.x output directories."""
+
+    name = "lmeval"
+    layout = "lm-eval results_<time>.json (0.4.3+) or results.json (0.4.0-0.4.2)"
+
+    def matches(self, root: Path) -> bool:
+        return any(
+            lmeval_layout.SAMPLES_RE.match(n) or n.endswith(".jsonl")
+            for _, _, names in os.walk(root)
+            for n in names
+        )
+
+    def find_runs(self, root: Path) -> Discovery:
+        return lmeval_layout.find_runs(root)
+
+    def read(self, requests: Sequence[ReadRequest], jobs: int, progress: Progress | None) -> list[RunRead]:
+        return [_run_read(req, chunk) for req, chunk in zip(requests, read_all(requests, jobs, progress))]
+
+    def load_item(self, file: str, locator: int) -> LoadedItem:
+        sample = _read_line(file, int(locator))
+        doc = sample.get("doc") or {}
+        args = sample.get("arguments") or {}
+        first = args.get("gen_args_0") if isinstance(args, dict) else (args[0] if args else None)
+        prompt = first.get("arg_0") if isinstance(first, dict) else (first[0] if isinstance(first, list) else None)
+        options = next((doc[k] for k in OPTION_KEYS if isinstance(doc.get(k), list)), None) or []
+        question = next((doc[k] for k in QUESTION_KEYS if isinstance(doc.get(k), str)), None)
+        resps = sample.get("resps") or []
+        if resps and isinstance(resps[0], list) and resps[0] and isinstance(resps[0][0], list):  # [[ll, greedy]] per option
+            lls = [r[0][0] if r and isinstance(r[0], list) else r for r in resps]
+            responses = ["log-likelihoods " + ", ".join(f"{option_letter(i)} {float(v):.2f}" for i, v in enumerate(lls))]
+        else:
+            responses = [_text(r) for r in (resps[0] if resps and isinstance(resps[0], list) else resps)]
+        gold = doc.get("pf_gold", sample.get("target"))
+        if options and isinstance(gold, (int, str)) and str(gold).isdigit() and int(gold) < len(options):
+            gold = option_letter(int(gold))  # lm-eval logs a multiple-choice target as the option index
+        return LoadedItem(
+            question=question if question is not None else str(prompt or "")[-1500:],
+            options=[_text(o) for o in options],
+            gold=None if gold is None else _text(gold),
+            responses=responses,
+            prompt=None if prompt is None else str(prompt),
+            doc=doc,
+            doc_id=sample.get("doc_id"),
+        )
+
+
+SOURCE = LmEvalSource()

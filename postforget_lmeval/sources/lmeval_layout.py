@@ -1,0 +1,204 @@
+"""Where lm-eval 0.4.x puts a run's files, and what its results file says about each task.
+
+lm-eval 0.4.3 and later (``EvaluationTracker``) write ``<output_path>/<model>/results_<time>.json``
+and, beside it, ``samples_<task>_<time>.jsonl`` (one JSON object a line). When ``--output_path``
+names a file (``run.json``) the results are ``run_<time>.json`` in its folder, the samples keep
+their usual names. lm-eval 0.4.0-0.4.2 wrote ``results.json`` (or the file named by
+``--output_path``) and ``<model_args>_<task>.jsonl`` with ``/`` and ``=`` of the model args replaced
+by ``__``, holding one indented JSON *array*, not JSON lines.
+
+Hidden folders (``.ipynb_checkpoints`` copies, ``.git``) are not runs and are not searched.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from postforget_lmeval.sources.base import Discovery, TaskRun
+
+RESULTS_RE = re.compile(r"^(?P<stem>.+)_(?P<date>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.json$")
+SAMPLES_RE = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.jsonl$")
+LFS_HEAD = b"version https://git-lfs.github.com/spec/"
+
+
+def lfs_pointer(path: Path) -> str | None:
+    """Why ``path`` cannot be read when it is a Git LFS pointer stub, else None."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(512)
+    except OSError:
+        return None
+    if not head.startswith(LFS_HEAD):
+        return None
+    size = re.search(rb"\nsize (\d+)", head)
+    stored = f" ({int(size[1]) / 1e6:.1f} MB on the LFS server)" if size else ""
+    return (
+        f"is a Git LFS pointer stub{stored}, not the logged samples: the clone was made without the LFS "
+        "objects; run `git lfs pull` in it (or download the real files) and pair again"
+    )
+
+
+def _seed_from_kwargs(value: Any) -> int | None:
+    """``seed`` from model_args / gen_kwargs, logged as a dict or as lm-eval's ``k=v,k=v`` string."""
+    if isinstance(value, str):
+        value = dict(item.split("=", 1) for item in value.split(",") if "=" in item)
+    if isinstance(value, dict) and value.get("seed") not in (None, "", "None"):
+        try:
+            return int(value["seed"])
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def run_seed(config: dict[str, Any], task_config: dict[str, Any]) -> tuple[int | None, str]:
+    """The seed a task's generations were sampled with, and where it was read.
+
+    A sampling seed (``seed`` in the task's generation kwargs, from the YAML or ``--gen_kwargs``;
+    then vLLM's ``seed=`` in model_args) decides the generations, so it wins over lm-eval's
+    ``random_seed``; ``torch_seed`` is the last resort.
+    """
+    candidates = (
+        (task_config.get("generation_kwargs"), "generation_kwargs seed"),
+        (config.get("gen_kwargs"), "gen_kwargs seed"),
+        (config.get("model_args"), "model_args seed"),
+    )
+    for value, source in candidates:
+        seed = _seed_from_kwargs(value)
+        if seed is not None:
+            return seed, source
+    for key in ("random_seed", "torch_seed"):
+        if isinstance(config.get(key), int):
+            return config[key], key
+    return None, "none logged"
+
+
+def _max_gen_toks(config: dict[str, Any], task_config: dict[str, Any]) -> int | None:
+    for value in (task_config.get("generation_kwargs"), config.get("gen_kwargs")):
+        if isinstance(value, str):
+            value = dict(item.split("=", 1) for item in value.split(",") if "=" in item)
+        if isinstance(value, dict) and value.get("max_gen_toks") not in (None, ""):
+            try:
+                return int(value["max_gen_toks"])
+            except (TypeError, ValueError):
+                return None
+    return None
+
+
+def _innermost_group(task: str, group_subtasks: dict[str, list[str]]) -> str | None:
+    """The deepest group listing ``task`` (mmlu_philosophy -> mmlu_humanities, not mmlu)."""
+
+    def depth(group: str) -> int:
+        parents = [g for g, members in group_subtasks.items() if group in members]
+        return 1 + max((depth(p) for p in parents), default=0) if parents else 0
+
+    groups = [g for g, members in group_subtasks.items() if task in members and g != task]
+    return max(groups, key=depth) if groups else None
+
+
+def _old_samples_name(config: dict[str, Any], task: str) -> str:
+    """0.4.0-0.4.2: ``<model_args>_<task>.jsonl``, '/' and '=' of the model args made '__'."""
+    args = config.get("model_args") or ""
+    if isinstance(args, dict):
+        args = ",".join(f"{k}={v}" for k, v in args.items())
+    return f"{re.sub('/|=', '__', str(args))}_{task}.jsonl"
+
+
+def _task_runs(results_path: Path, date: str | None, data: dict[str, Any]) -> list[TaskRun]:
+    """One TaskRun per task of a results file; ``date`` None: the 0.4.0-0.4.2 layout."""
+    config = data.get("config") or {}
+    results = data.get("results") or {}
+    group_subtasks = data.get("group_subtasks") or {}
+    n_samples = data.get("n-samples") or {}
+    configs = data.get("configs")
+    if not isinstance(configs, dict):  # hand-reduced file: the tasks with per-filter metrics in "results"
+        configs = {t: {} for t, v in results.items() if isinstance(v, dict) and any("," in k for k in v)}
+    out = []
+    for task, task_config in configs.items():
+        task_config = task_config or {}
+        seed, source = run_seed(config, task_config)
+        keys = [k.split(",", 1) for k in (results.get(task) or {}) if "," in k]
+        metrics = tuple(dict.fromkeys(m for m, _ in keys if not m.endswith("_stderr")))
+        filters = tuple(f["name"] for f in task_config.get("filter_list") or [] if isinstance(f, dict) and "name" in f)
+        filters = filters or tuple(dict.fromkeys(f for _, f in keys)) or ("none",)
+        name = f"samples_{task}_{date}.jsonl" if date else _old_samples_name(config, task)
+        samples = results_path.parent / name
+        has_samples = samples.is_file()
+        process = str(task_config.get("process_results") or "")
+        out.append(
+            TaskRun(
+                task=task,
+                results_path=results_path,
+                date=date or dt.datetime.fromtimestamp(results_path.stat().st_mtime).strftime("%Y-%m-%dT%H-%M-%S.%f"),
+                samples_path=samples if has_samples else None,
+                seed=seed,
+                seed_source=source,
+                output_type=task_config.get("output_type"),
+                filters=filters,
+                metrics=metrics,
+                group=_innermost_group(task, group_subtasks),
+                n_expected=(n_samples.get(task) or {}).get("effective"),
+                repeats=int(task_config.get("repeats") or 1),
+                self_scored="postforget" in metrics or (not metrics and task.startswith("postforget_")),
+                max_gen_toks=_max_gen_toks(config, task_config),
+                response_prefix="Answer:" if "base_direct" in process else "",
+                samples_bytes=samples.stat().st_size if has_samples else 0,
+                unusable=lfs_pointer(samples) if has_samples else None,
+            )
+        )
+    return out
+
+
+def _read_results(path: Path) -> dict[str, Any] | str:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        return f"unreadable results file ({e}); its run is skipped"
+    return data if isinstance(data, dict) else "not an lm-eval results file (not a JSON object); skipped"
+
+
+def find_runs(root: str | os.PathLike[str]) -> Discovery:
+    """Every lm-eval run under ``root`` (any depth), with unusable files listed as problems."""
+    root = Path(root).absolute()  # samples.parquet keeps these paths for `show`, run from anywhere
+    found = Discovery(root)
+    used: set[Path] = set()
+    samples_files: list[Path] = []
+    without_configs: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            if SAMPLES_RE.match(name):
+                samples_files.append(path)
+                continue
+            m = RESULTS_RE.match(name)
+            if not name.endswith(".json") or name.startswith("samples_"):
+                continue
+            data = _read_results(path)
+            if isinstance(data, str):
+                if m:
+                    found.problems.append({"path": str(path), "problem": data})
+                continue
+            if not isinstance(data.get("results"), dict) or not ({"config", "configs", "n-samples"} & data.keys()):
+                continue  # some other tool's JSON
+            if "configs" not in data:
+                without_configs.append(str(path))
+            runs = _task_runs(path, m["date"] if m else None, data)
+            found.task_runs.extend(runs)
+            used.update(r.samples_path for r in runs if r.samples_path)
+    if without_configs:
+        found.notes.append(
+            f"{len(without_configs)} results file(s) have no 'configs' (e.g. {without_configs[0]}; hand-reduced, or "
+            "written by another tool): tasks, metrics and filters are read from their 'results' entries, "
+            "and multiple choice is recognised from the logged log-likelihoods"
+        )
+    for path in samples_files:
+        if path not in used:
+            found.problems.append(
+                {"path": str(path), "problem": "samples file without a results file of the same <time> beside it; skipped"}
+            )
+    return found

@@ -1,0 +1,381 @@
+"""Streaming the few fields pairing needs out of lm-eval sample logs, at about disk speed.
+
+A 0.4.3+ sample line is ``json.dumps(sample, ensure_ascii=False)`` of a dict built in a fixed key
+order (``lm_eval.evaluator`` / ``loggers/evaluation_tracker.py``)::
+
+    {"doc_id": .., "doc": {..}, "target": .., "arguments": {..}, "resps": [..],
+     "filtered_resps": [..], "filter": "..", "metrics": [..], "doc_hash": "..",
+     "prompt_hash": "..", "target_hash": "..", <metric>: <value>, ...}
+
+Nearly all of a line is ``doc``, ``arguments`` and ``resps`` (chain-of-thought text), which the
+figures never need. So a line is not parsed whole: the tail from ``"filter"`` on is located by
+searching backwards from the end and only that slice (with ``doc_id``) is decoded. Inside a JSON
+string every ``"`` is escaped, so the byte pattern ``, "filter": "`` can only be a real key; the
+slice is still checked and any line the fast path cannot vouch for is parsed in full.
+
+``response_chars`` on the fast path is the byte length of the logged ``resps`` JSON less its
+brackets and quotes, per replicate: exact for ASCII text without escapes, a slight overestimate
+otherwise (escapes, multi-byte UTF-8). Rescoring parses every line in full (orjson) and measures
+the response exactly. This module imports nothing heavy, so worker processes start quickly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from postforget_lmeval.sources.base import ReadRequest
+
+AUTO_METRICS = ("acc", "exact_match")
+"""Per-sample binary metrics used for ordinary lm-eval tasks when ``--metric`` is not given."""
+
+_HEAD = b'{"doc_id": '
+_HASH = b'"doc_hash": "'
+_FILTER = b', "filter": "'
+_FILTERED = b', "filtered_resps": '
+_RESPS = b', "resps": '
+_TARGET = b', "target": '
+_ARGS = b', "arguments": {"gen_args_0": '
+_SHORT = 4096  # bytes: a logged answer or gold longer than this is a response, not an answer
+EXCERPT = 200  # characters kept of an ordinary task's logged answer or gold
+_raw_decode = json.JSONDecoder().raw_decode  # on str: none of json.loads' wrapping, which shows at 10^5 lines/s
+_LIST_FIELDS = (
+    "doc_id",
+    "doc_hash",
+    "replicate",
+    "correct",
+    "k",
+    "answer",
+    "gold",
+    "status",
+    "locator",
+    "subtask",
+    "category",
+    "response_chars",
+    "option_ll",
+    "correct_logged",
+)
+
+
+@dataclass
+class Chunk:
+    """Fields of the lines of one byte range of a samples file; one entry per item and replicate."""
+
+    doc_id: list[int] = field(default_factory=list)
+    doc_hash: list[str] = field(default_factory=list)
+    replicate: list[int] = field(default_factory=list)
+    correct: list[int] = field(default_factory=list)
+    k: list[float] = field(default_factory=list)
+    answer: list[str | None] = field(default_factory=list)
+    gold: list[str | None] = field(default_factory=list)
+    status: list[str | None] = field(default_factory=list)
+    locator: list[int] = field(default_factory=list)
+    subtask: list[str | None] = field(default_factory=list)
+    category: list[str | None] = field(default_factory=list)
+    response_chars: list[float] = field(default_factory=list)
+    option_ll: list[list[float] | None] = field(default_factory=list)
+    correct_logged: list[int] = field(default_factory=list)  # filled only when rescoring
+    lines: int = 0
+    filter_lines: int = 0  # lines of the chosen filter, scored or not
+    other_filter: int = 0
+    malformed: list[int] = field(default_factory=list)  # byte offsets
+    truncated: int | None = None  # byte offset of an unterminated last line
+    non_binary: list[str] = field(default_factory=list)  # a few example values
+    n_non_binary: int = 0
+    no_metric: int = 0
+    not_rescorable: int = 0  # postforget records whose doc lacks pf_options/pf_gold/pf_format
+    metrics_seen: list[str] = field(default_factory=list)
+    metric_used: str | None = None
+    filter_seen: str | None = None
+    extractors: list[str] = field(default_factory=list)  # the `extractor` fields of postforget records
+    slow_lines: int = 0
+
+    def extend(self, other: Chunk) -> None:
+        """Append the next range of the same file."""
+        for name in (*_LIST_FIELDS, "malformed"):
+            getattr(self, name).extend(getattr(other, name))
+        self.non_binary.extend(other.non_binary[: max(0, 5 - len(self.non_binary))])
+        for name in ("lines", "filter_lines", "other_filter", "n_non_binary", "no_metric", "not_rescorable"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.slow_lines += other.slow_lines
+        self.truncated = other.truncated if other.truncated is not None else self.truncated
+        self.metrics_seen = self.metrics_seen or other.metrics_seen
+        self.metric_used = self.metric_used or other.metric_used
+        self.filter_seen = self.filter_seen or other.filter_seen
+        self.extractors.extend(e for e in other.extractors if e not in self.extractors)
+
+    def columns(self) -> dict[str, list[Any]]:
+        """The per-row lists as item-table columns (subtask/category only when records name them)."""
+        cols = {name: getattr(self, name) for name in _LIST_FIELDS}
+        if not any(self.subtask):
+            del cols["subtask"], cols["category"]
+        if not self.correct_logged:
+            del cols["correct_logged"]
+        return cols
+
+
+def _binary(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return int(value)
+    return None
+
+
+def excerpt(value: Any) -> str | None:
+    """A logged answer or gold as short text."""
+    if value is None:
+        return None
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text[:EXCERPT]
+
+
+def _slice_json(line: bytes, start: int, end: int, limit: int = _SHORT) -> Any:
+    """json of ``line[start:end]`` (a value followed by nothing), or None when too long or invalid."""
+    if start < 0 or end < 0 or end - start > limit:
+        return None
+    try:
+        return json.loads(line[start:end])
+    except ValueError:
+        return None
+
+
+def option_letter(index: int) -> str:
+    """A, B, ... for an option index, as the postforget tasks name options."""
+    return chr(65 + index) if 0 <= index < 26 else str(index)
+
+
+def option_lls(filtered: Any) -> list[float] | None:
+    """Per-option log-likelihoods of a multiple-choice sample's ``[[loglik, is_greedy], ...]``, else None."""
+    if not isinstance(filtered, list) or not filtered:
+        return None
+    if not all(isinstance(pair, list) and len(pair) == 2 for pair in filtered):
+        return None
+    try:
+        return [float(pair[0]) for pair in filtered]
+    except (TypeError, ValueError):
+        return None
+
+
+def _mc_gold(target: Any) -> str | None:
+    """lm-eval logs a multiple-choice target as the option index (as text); anything else is kept as logged."""
+    if isinstance(target, (int, str)) and str(target).isdigit():
+        return option_letter(int(target))
+    return excerpt(target)
+
+
+def doc_hash(doc: Any) -> str:
+    """lm-eval's doc_hash (sha256 of the doc dumped with indent=2), for 0.4.0-0.4.2 logs that lack it."""
+    return hashlib.sha256(json.dumps(doc, indent=2, ensure_ascii=False, default=str).encode()).hexdigest()
+
+
+class Scanner:
+    """Per-line extraction into a :class:`Chunk`; the loops live in :mod:`lmeval_read`."""
+
+    def __init__(self, request: ReadRequest) -> None:
+        self.request = request
+        self.run = request.run
+        self.want_filter = request.filter
+        self.rescore = request.rescore if request.run.self_scored else None
+        self.out = Chunk()
+
+    def line(self, line: bytes, offset: int) -> None:
+        """One JSON line starting at byte ``offset``."""
+        self.out.lines += 1
+        record = None if self.rescore else self._fast(line)
+        full = None
+        if record is None:
+            try:
+                full = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                full = None
+            if not isinstance(full, dict) or not isinstance(full.get("doc_id"), int) or "doc_hash" not in full:
+                self.out.malformed.append(offset)
+                return
+            if not self.rescore:
+                self.out.slow_lines += 1
+            record = full
+        self._record(record, line, full, offset)
+
+    def element(self, record: Any, index: int) -> None:
+        """One sample of a 0.4.0-0.4.2 JSON-array log (already parsed; ``index`` is its locator)."""
+        self.out.lines += 1
+        if not isinstance(record, dict) or not isinstance(record.get("doc_id"), int):
+            self.out.malformed.append(index)
+            return
+        record.setdefault("doc_hash", doc_hash(record.get("doc")))
+        record.setdefault("filter", "none")
+        self._record(record, None, record, index)
+
+    def _record(self, record: dict[str, Any], line: bytes | None, full: dict[str, Any] | None, locator: int) -> None:
+        out = self.out
+        filt = record.get("filter")
+        if self.want_filter is None:
+            self.want_filter = filt
+        if filt != self.want_filter:
+            out.other_filter += 1
+            return
+        out.filter_seen = filt
+        out.filter_lines += 1
+        if not out.metrics_seen and isinstance(record.get("metrics"), list):
+            out.metrics_seen = [str(m) for m in record["metrics"]]
+        pf = record.get("postforget")
+        if pf is not None:
+            self._ours(record, pf, line, full, locator)
+        else:
+            self._ordinary(record, line, full, locator)
+
+    def _fast(self, line: bytes) -> dict[str, Any] | None:
+        """doc_id plus the line's tail from "filter" on, or None when the layout is not lm-eval's."""
+        if not line.startswith(_HEAD):
+            return None
+        h = line.rfind(_HASH)
+        f = line.rfind(_FILTER, 0, h) if h > 0 else -1
+        comma = line.find(b",", len(_HEAD), len(_HEAD) + 24)
+        if f < 0 or comma < 0:
+            return None
+        try:  # '{"doc_id": 7,' + ' "filter": ..., "doc_hash": ..., <metrics>}' is one small JSON object
+            text = line[: comma + 1].decode() + line[f + 1 :].decode()
+            record, end = _raw_decode(text)
+        except ValueError:
+            return None
+        if end < len(text) - 1 or not isinstance(record, dict):
+            return None
+        if (
+            not isinstance(record.get("doc_hash"), str)
+            or "target_hash" not in record
+            or not isinstance(record.get("doc_id"), int)
+        ):
+            return None
+        record["_filter_at"] = f
+        return record
+
+    def _add(self, record: dict[str, Any], replicate: int, correct: int, locator: int, **values: Any) -> None:
+        out = self.out
+        out.doc_id.append(record["doc_id"])
+        out.doc_hash.append(record["doc_hash"])
+        out.replicate.append(replicate)
+        out.correct.append(correct)
+        out.locator.append(locator)
+        k = values.get("k")
+        out.k.append(math.nan if k is None else k)
+        for name in ("answer", "gold", "status", "subtask", "category", "option_ll"):
+            getattr(out, name).append(values.get(name))
+        chars = values.get("response_chars")
+        out.response_chars.append(math.nan if chars is None else chars)
+        if "correct_logged" in values:
+            out.correct_logged.append(values["correct_logged"])
+
+    def _bad_value(self, value: Any) -> None:
+        self.out.n_non_binary += 1
+        if len(self.out.non_binary) < 5:
+            self.out.non_binary.append(repr(value)[:40])
+
+    def _resps_chars(self, line: bytes | None, record: dict[str, Any], n: int) -> float | None:
+        """Per-replicate response length from the byte span of the logged resps (see the module docstring)."""
+        if line is None or "_filter_at" not in record:
+            return None
+        r = line.rfind(_FILTERED, 0, record["_filter_at"])
+        s = line.rfind(_RESPS, 0, r) if r > 0 else -1
+        if s < 0:
+            return None
+        span = r - s - len(_RESPS) - 4  # [["..."]]
+        return float(max(0, span - 4 * (n - 1)) / n)  # ", " and quotes between replicates
+
+    def _ours(self, record: dict[str, Any], pf: Any, line: bytes | None, full: dict[str, Any] | None, loc: int) -> None:
+        """A postforget record (a list of them when lm-eval ``repeats`` > 1)."""
+        self.out.metric_used = "postforget"
+        records = pf if isinstance(pf, list) else (pf,)
+        chars = None if full is not None else self._resps_chars(line, record, len(records))
+        for rep, rec in enumerate(records):
+            value = rec.get("correct", record.get("acc")) if isinstance(rec, dict) else None
+            correct = _binary(value)
+            if correct is None:
+                self._bad_value(value)
+                continue
+            extractor = rec.get("extractor")
+            if extractor and extractor not in self.out.extractors:
+                self.out.extractors.append(extractor)
+            k = rec.get("k")
+            values = {
+                "k": float(k) if isinstance(k, (int, float)) else None,
+                "answer": excerpt(rec.get("answer")),
+                "gold": excerpt(rec.get("gold")),
+                "status": rec.get("status"),
+                "subtask": rec.get("subtask"),
+                "category": rec.get("category"),
+                "response_chars": chars,
+            }
+            if self.rescore and full is not None:
+                correct = self._rescored(full, rep, correct, values)
+            self._add(record, rep, correct, loc, **values)
+
+    def _rescored(self, full: dict[str, Any], rep: int, logged: int, values: dict[str, Any]) -> int:
+        """Re-extract one replicate's answer from the logged response and doc; fills ``values``."""
+        from postforget_lmeval import rescoring  # only rescoring workers pay for the extractor's import
+
+        values["correct_logged"] = logged
+        doc = full.get("doc") or {}
+        response = _response(full, rep)
+        options, gold, fmt = doc.get("pf_options"), doc.get("pf_gold"), doc.get("pf_format")
+        if response is None or not isinstance(options, list) or not isinstance(gold, str) or not fmt:
+            self.out.not_rescorable += 1
+            return logged
+        text = self.run.response_prefix + response
+        found = rescoring.rescore(text, options, gold, fmt, self.rescore)
+        values.update(answer=excerpt(found.answer), status=found.status, response_chars=float(len(response)))
+        return found.correct
+
+    def _ordinary(self, record: dict[str, Any], line: bytes | None, full: dict[str, Any] | None, loc: int) -> None:
+        metric = self.request.metric or next((m for m in AUTO_METRICS if m in record), None)
+        if metric is None or metric not in record:
+            self.out.no_metric += 1
+            return
+        self.out.metric_used = metric
+        values = record[metric] if isinstance(record[metric], list) else [record[metric]]
+        mc = self.run.output_type == "multiple_choice" or self.run.output_type is None
+        if full is not None:
+            filtered, gold = full.get("filtered_resps"), full.get("target")
+        else:
+            f = record["_filter_at"]
+            r = line.rfind(_FILTERED, 0, f)
+            filtered = _slice_json(line, r + len(_FILTERED), f, _SHORT if not mc else 1 << 20) if r >= 0 else None
+            a = line.find(_ARGS)
+            t = line.rfind(_TARGET, 0, a) if a > 0 else -1
+            gold = _slice_json(line, t + len(_TARGET), a) if t >= 0 else None
+        lls = option_lls(filtered) if mc else None
+        if lls:
+            best = max(range(len(lls)), key=lls.__getitem__)
+            extra = {"answer": option_letter(best), "k": float(len(lls)), "gold": _mc_gold(gold), "option_ll": lls}
+        else:
+            chars = None if full is not None else self._resps_chars(line, record, len(values))
+            if full is not None:
+                first = _response(full, 0)
+                chars = None if first is None else float(len(first))
+            extra = {"answer": excerpt(filtered), "gold": excerpt(gold), "response_chars": chars}
+        for rep, value in enumerate(values):
+            correct = _binary(value)
+            if correct is None:
+                self._bad_value(value)
+                continue
+            self._add(record, rep, correct, loc, **extra)
+
+
+def _response(full: dict[str, Any], rep: int) -> str | None:
+    """The text the task scored for replicate ``rep``: its filtered response, else the raw generation."""
+    for key in ("filtered_resps", "resps"):
+        value = full.get(key)
+        if isinstance(value, list) and value:
+            first = value[0]
+            if isinstance(first, str) and rep == 0:
+                return first
+            if isinstance(first, list) and len(first) > rep and isinstance(first[rep], str):
+                return first[rep]
+    return None
