@@ -97,6 +97,8 @@ def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd
                 }
             )
         )
+    if not frames:
+        return pd.DataFrame(columns=["category", "subtask", "seed", "replicate", *RATES])
     return pd.concat(frames, ignore_index=True)
 
 
