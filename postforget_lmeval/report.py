@@ -16,6 +16,7 @@ import pandas as pd
 from rich.table import Table
 
 from postforget_lmeval import paper
+from postforget_lmeval.analyses_report import analyses_markdown
 from postforget_lmeval.results import PairResult
 
 LEGEND = (
@@ -145,7 +146,7 @@ def extra_tables(result: PairResult) -> list[tuple[str, pd.DataFrame, int]]:
 
 def report_markdown(result: PairResult) -> str:
     """report.md: the paper's table (macro, then micro), the paper comparison, per-sub-benchmark figures,
-    the analyses' tables and the problems."""
+    the analyses (``analyses_report``) and the problems."""
     s = result.summary
     totals = s["totals"]
     options = s.get("options") or {}
@@ -187,9 +188,9 @@ def report_markdown(result: PairResult) -> str:
                 ],
             ),
         ]
-    for name, table, total in extra_tables(result):
-        more = f" (first {len(table)} of {total} rows; all in {name}.csv)" if total > len(table) else ""
-        parts += ["", f"## {name}{more}", "", frame_markdown(table)]
+    analyses = analyses_markdown(result)
+    if analyses:
+        parts += ["", analyses.rstrip()]
     parts += ["", "## Problems", ""]
     parts += [f"- {w}" for w in result.warnings] or ["None."]
     if result.notes:

@@ -16,11 +16,10 @@ from typing import Any
 
 import pandas as pd
 
-from postforget_lmeval import paper, plots, report
+from postforget_lmeval import paper, plots, report, sources
+from postforget_lmeval.sources.lmeval_scan import option_letter
 from postforget_lmeval.results import PairResult
 
-LoadItem = Callable[[str, int], Any]
-"""``load_item(file, locator)`` -> an object with ``question`` (the sources' ``LoadedItem``)."""
 N_ITEMS = 8  # most forgotten / most gained items shown, each read back from its sample log
 QUESTION_CHARS = 700
 
@@ -108,30 +107,32 @@ def ranked_items(samples: pd.DataFrame, transition: str, n: int = N_ITEMS) -> pd
     return first.loc[top.index].join(top).reset_index()
 
 
-def _item_card(row: Any, transition: str, load_item: LoadItem | None) -> str:
-    question = ""
-    if load_item is not None:
-        try:
-            question = load_item(str(row.file_before), int(row.locator_before)).question
-        except Exception as e:  # noqa: BLE001 - a moved log must not stop the report; say so in the card
-            question = f"(question not readable from {row.file_before}: {e})"
-    if len(question) > QUESTION_CHARS:
-        question = question[:QUESTION_CHARS] + "…"
+def _question(row: Any) -> str:
+    """The question and its lettered options, read back from the before run's log by its source."""
+    try:
+        item = sources.by_name(str(row.source_before)).load_item(str(row.file_before), int(row.locator_before))
+    except (OSError, ValueError, KeyError) as e:  # a moved or changed log must not stop the report: say so
+        return f"(question not readable from {row.file_before}: {e})"
+    text = item.question + "".join(f"\n{option_letter(i)}) {o}" for i, o in enumerate(item.options))
+    return text if len(text) <= QUESTION_CHARS else text[:QUESTION_CHARS] + "…"
+
+
+def _item_card(row: Any, transition: str) -> str:
     cls = "item" if transition == "1->0" else "item gained"
     status = lambda s: f" ({_e(s)})" if isinstance(s, str) and s and s != "answered" else ""  # noqa: E731
     return (
         f'<div class="{cls}"><b>{_e(row.subtask)}</b> doc_id {_e(row.doc_id)} · '
-        f"{transition} under {int(row.times)} of {int(row.of)} seed(s)<pre>{_e(question)}</pre>"
+        f"{transition} under {int(row.times)} of {int(row.of)} seed(s)<pre>{_e(_question(row))}</pre>"
         f"gold <b>{_e(row.gold)}</b> · before <b>{_e(row.answer_before)}</b>{status(row.status_before)}"
         f" · after <b>{_e(row.answer_after)}</b>{status(row.status_after)}</div>"
     )
 
 
-def _items(result: PairResult, load_item: LoadItem | None) -> str:
+def _items(result: PairResult) -> str:
     parts = []
     for transition, title in (("1->0", "Most forgotten (1→0)"), ("0->1", "Most gained (0→1)")):
         ranked = ranked_items(result.samples, transition)
-        cards = "".join(_item_card(r, transition, load_item) for r in ranked.itertuples(index=False))
+        cards = "".join(_item_card(r, transition) for r in ranked.itertuples(index=False))
         parts.append(f"<h3>{title}</h3>" + (f'<div class="items">{cards}</div>' if cards else "<p>None.</p>"))
     return (
         '<p class="muted">Items ranked by how many seeds made the transition; the question is read back from the '
@@ -175,7 +176,7 @@ def _problems(result: PairResult) -> str:
     return f"<h3>Problems ({len(result.warnings)})</h3><ul>{warnings}</ul><h3>Notes</h3><ul>{notes}</ul>"
 
 
-def render(result: PairResult, png: bytes | None, load_item: LoadItem | None = None) -> str:
+def render(result: PairResult, png: bytes | None) -> str:
     """The whole report.html of one pairing."""
     s = result.summary
     totals = s["totals"]
@@ -197,7 +198,7 @@ def render(result: PairResult, png: bytes | None, load_item: LoadItem | None = N
         ("accuracy", "Accuracy before and after (macro, % ± std across seeds)", table_html(_accuracy(result), total_last=True)),
         ("transitions", "Transitions per sub-benchmark (mean counts over seeds; rates in %)",
          table_html(report.per_subtask(result), text_columns=("category", "sub-benchmark"))),
-        ("items", "Most forgotten and most gained items", _items(result, load_item)),
+        ("items", "Most forgotten and most gained items", _items(result)),
     ]
     comparison = paper.paper_pair(result)
     if comparison:
@@ -237,13 +238,13 @@ def pairs_html(wide: pd.DataFrame, long: pd.DataFrame, png: bytes | None, direct
     return _page("Forgetting across pairs", sections, [("pairs-table", "Table"), ("plots", "Figure"), ("pairs", "Pairs")])
 
 
-def renderers(result: PairResult, plot: bool = True, load_item: LoadItem | None = None) -> dict[str, Callable[[Path], None]]:
+def renderers(result: PairResult, plot: bool = True) -> dict[str, Callable[[Path], None]]:
     """File name -> writer for every report file of one pairing; ``outputs.write_outputs`` writes them."""
     image = plots.categories_png(result) if plot else None
     files: dict[str, Callable[[Path], None]] = {
         "paper_table.csv": lambda p: report.paper_table(result).to_csv(p, index=False),
         "report.md": lambda p: p.write_text(report.report_markdown(result), encoding="utf-8"),
-        "report.html": lambda p: p.write_text(render(result, image, load_item), encoding="utf-8"),
+        "report.html": lambda p: p.write_text(render(result, image), encoding="utf-8"),
     }
     if image is not None:
         files["forgetting.png"] = lambda p: p.write_bytes(image)

@@ -1,0 +1,122 @@
+"""Many pairs at once: three named pairs and a chain, end to end on lm-eval output directories."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from postforget_lmeval import multipair, report
+from postforget_lmeval.cli import main
+from postforget_lmeval.results import PairingError
+
+sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
+from lmeval_runs import ours, write_run  # noqa: E402
+
+# Four checkpoints of one model, two seeds each, two sub-benchmarks in two categories (10 items each).
+STAGES = {
+    "base": {0: ("1111111100", "1111100000"), 1: ("1111111010", "1111010000")},
+    "sft": {0: ("1111110010", "1110001100"), 1: ("1111100011", "1111000011")},
+    "rl": {0: ("1100110011", "1110001111"), 1: ("1011100011", "1111001011")},
+    "merge": {0: ("1111111111", "1111111100"), 1: ("1111111110", "1111111100")},
+}
+
+
+def _stage(root: Path, name: str) -> Path:
+    for seed, (piqa, arc) in STAGES[name].items():
+        tasks = {**ours("piqa_main", piqa, k=2, category="Commonsense"), **ours("arc_easy", arc, category="Logic")}
+        write_run(root / name / f"seed{seed}", tasks, seed=seed, model_args=f"pretrained=org/{name}")
+    return root / name
+
+
+@pytest.fixture()
+def stages(tmp_path: Path) -> dict[str, Path]:
+    return {name: _stage(tmp_path / "runs", name) for name in STAGES}
+
+
+def _macro(out: Path, category: str) -> pd.Series:
+    cats = pd.read_csv(out / "categories.csv")
+    return cats[(cats["average"] == "macro") & (cats["category"] == category)].iloc[0]
+
+
+def test_three_pairs_one_table(stages: dict[str, Path], tmp_path: Path) -> None:
+    specs = [
+        multipair.PairSpec("base→sft", str(stages["base"]), str(stages["sft"])),
+        multipair.PairSpec("sft→rl", str(stages["sft"]), str(stages["rl"])),
+        multipair.PairSpec("base→merge", str(stages["base"]), str(stages["merge"])),
+    ]
+    out = tmp_path / "out"
+    results, written = multipair.run_pairs(specs, out)
+    assert list(results) == ["base→sft", "sft→rl", "base→merge"]
+    for spec in specs:  # each pair's own outputs, report.html included
+        for name in ("subtasks.csv", "categories.csv", "report.md", "report.html", "forgetting.png"):
+            assert (out / spec.directory / name).is_file()
+    for name in ("pairs.csv", "pairs_long.csv", "pairs.md", "pairs.html", "pairs.png"):
+        assert out / name in written
+    wide = pd.read_csv(out / "pairs.csv")
+    assert list(wide.columns) == ["metric", "category", "base→sft", "sft→rl", "base→merge"]
+    assert wide[["metric", "category"]].values.tolist() == [
+        [m, c] for m in ("F_true", "BT_true") for c in ("Commonsense", "Logic", "Overall")
+    ]
+    # every cell is that pair's own macro figure, F_true ± std (F_max)
+    for spec in specs:
+        for metric, ceiling in (("F_true", "F_max"), ("BT_true", "BT_max")):
+            row = _macro(out / spec.directory, "Logic")
+            expected = report.cell(row[f"{metric}_mean"], row[f"{metric}_std"], row[f"{ceiling}_mean"])
+            got = wide[(wide["metric"] == metric) & (wide["category"] == "Logic")][spec.label].iloc[0]
+            assert got == expected
+    long = pd.read_csv(out / "pairs_long.csv")
+    assert len(long) == 3 * 2 * 3
+    sft = long[(long["pair"] == "base→sft") & (long["category"] == "OVERALL") & (long["metric"] == "F_true")].iloc[0]
+    assert sft["mean"] == pytest.approx(_macro(out / "base_sft", "OVERALL")["F_true_mean"])
+    assert "| Overall |" in (out / "pairs.md").read_text()
+    html = (out / "pairs.html").read_text()
+    assert 'id="pairs-table"' in html and "data:image/png;base64," in html and "base_sft/report.html" in html
+
+
+def test_chain_pairs_each_step_and_each_stage_against_the_first(stages: dict[str, Path]) -> None:
+    specs = multipair.chain([stages["base"], stages["sft"], stages["rl"]])
+    assert [(s.label, Path(s.before).name, Path(s.after).name) for s in specs] == [
+        ("base→sft", "base", "sft"),
+        ("sft→rl", "sft", "rl"),
+        ("base→rl", "base", "rl"),
+    ]
+    assert len({s.directory for s in specs}) == 3
+    with pytest.raises(PairingError, match="at least two"):
+        multipair.chain([stages["base"]])
+
+
+def test_chain_from_the_command_line(stages: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "chain"
+    assert main(["chain", str(stages["base"]), str(stages["sft"]), str(stages["rl"]), "-o", str(out), "-q"]) == 0
+    wide = pd.read_csv(out / "pairs.csv")
+    assert list(wide.columns)[2:] == ["base→sft", "sft→rl", "base→rl"]
+    assert (out / "step2_rl" / "report.html").is_file() and (out / "from_first_rl" / "report.html").is_file()
+
+
+def test_multi_from_the_command_line(stages: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "multi"
+    argv = ["multi", "--pair", f"sft={stages['base']},{stages['sft']}", "--pair", f"rl={stages['sft']},{stages['rl']}",
+            "--pair", f"merge={stages['base']},{stages['merge']}", "-o", str(out), "-q", "--chance-k", "paper"]
+    assert main(argv) == 0
+    wide = pd.read_csv(out / "pairs.csv")
+    assert list(wide.columns)[2:] == ["sft", "rl", "merge"]
+    subtasks = pd.read_csv(out / "sft" / "subtasks.csv")
+    assert set(subtasks.loc[subtasks["subtask"] == "piqa_main", "k"]) == {4.0}  # the paper's k, not PIQA's 2
+
+
+@pytest.mark.parametrize("text", ["sft", "sft=a", "=a,b", "sft=a,b,c", "sft=a,"])
+def test_malformed_pair_is_explained(text: str) -> None:
+    with pytest.raises(PairingError, match="NAME=BEFORE_DIR,AFTER_DIR"):
+        multipair.parse_pair(text)
+
+
+def test_duplicate_labels_and_failing_pair_are_named(stages: dict[str, Path], tmp_path: Path) -> None:
+    same = [multipair.PairSpec("x", str(stages["base"]), str(stages["sft"]))] * 2
+    with pytest.raises(PairingError, match="share the label x"):
+        multipair.run_pairs(same, tmp_path / "o1")
+    bad = [multipair.PairSpec("broken", str(stages["base"]), str(tmp_path / "nowhere"))]
+    with pytest.raises(PairingError, match=r"pair 'broken' \("):
+        multipair.run_pairs(bad, tmp_path / "o2")
