@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -88,7 +89,6 @@ def test_item_table_reads_correctness_answer_gold_k_and_response_length(version)
             doc = row["doc"]
             text, score, gold = row["model_response"]["text"][0], row["metric"]["extractive_match"], "ABCD"[doc["gold_index"]]
             extracted = doc["specific"]["extracted_predictions"]
-            assert item.doc_id == int(doc["id"])
         assert (item.correct, item.gold, item.response_chars) == (int(score), gold, float(len(text)))
         assert item.answer == (extracted[0] if extracted else None)
         assert item.status == ("answered" if extracted else "no_answer")
@@ -103,6 +103,49 @@ def test_v010_items_pair_across_few_shot_and_chat_prompts():
     assert set(ids["before"].index) == set(ids["after"].index)
     joined = ids["before"].merge(ids["after"], left_index=True, right_index=True, suffixes=("", "_a"))
     assert (joined["doc_hash"] == joined["doc_hash_a"]).all() and (joined["gold"] == joined["gold_a"]).all()
+
+
+def _rewrite_after_item(src: Path, dst: Path, change) -> None:
+    """A copy of the v0_13 pair whose after side has ``change(row)`` applied to an mmlu row with gold B (seed 0)."""
+    shutil.copytree(src, dst)
+    path = next(r.samples_path for r in SOURCE.find_runs(dst / "after").task_runs if r.seed == 0 and "mmlu" in r.task)
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    change(next(r for r in rows if r["doc"]["gold_index"] == 1))
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+
+
+def _swap_first_two_options(row) -> None:
+    doc = row["doc"]
+    lines = doc["query"].split("\n")
+    a = next(i for i, x in enumerate(lines) if x.startswith("A) "))
+    b = a + 1
+    lines[a], lines[b] = "A) " + lines[b][3:], "B) " + lines[a][3:]
+    doc["query"] = "\n".join(lines)
+    doc["gold_index"] = {0: 1, 1: 0}.get(doc["gold_index"], doc["gold_index"])
+
+
+def test_an_item_with_its_options_in_another_order_still_pairs(tmp_path):
+    _rewrite_after_item(FIXTURES / "v0_13", tmp_path / "pair", _swap_first_two_options)
+    result = pair(tmp_path / "pair" / "before", tmp_path / "pair" / "after")
+    sub = result.subtasks.set_index(["subtask", "seed"])
+    assert sub.loc[("mmlu_abstract_algebra", "0"), "n"] == 6 and sub["n_unpaired_after"].sum() == 0
+
+
+def test_a_join_of_items_with_different_gold_is_refused(tmp_path):
+    def other_gold(row):
+        row["doc"]["gold_index"] = (row["doc"]["gold_index"] + 1) % 4
+
+    _rewrite_after_item(FIXTURES / "v0_13", tmp_path / "pair", other_gold)
+    with pytest.raises(PairingError, match=r"doc_hash (of|differs for) mmlu_abstract_algebra"):
+        pair(tmp_path / "pair" / "before", tmp_path / "pair" / "after")
+
+
+def test_a_lighteval_010_run_pairs_with_a_lighteval_013_run():
+    result = pair(FIXTURES / "v0_10" / "before", FIXTURES / "v0_13" / "after")
+    sub = result.subtasks.set_index(["subtask", "seed"])
+    assert sub["n"].sum() == 30 and sub["n_unpaired_before"].sum() == sub["n_unpaired_after"].sum() == 0
+    assert sub.loc[("mmlu_abstract_algebra", "0"), "n_10"] == MMLU_SEED0["n_10"]
 
 
 # Worked from the script's PATTERNS (items in the script's order; "done" = "Answer: X\nDone.",

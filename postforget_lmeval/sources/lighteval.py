@@ -6,13 +6,14 @@ details file takes the seed of the results file of the same ``<date>``
 (``config_general.generation_parameters.seed`` in 0.10, ``config_general.model_config.
 generation_parameters.seed`` in 0.13).
 
-Item key. 0.13 logs ``doc.id`` (the dataset row). 0.10 logs no id, and a base model's few-shot
-query differs from an instruct model's chat query for the same item, so the key is taken from the
-item itself: the question after the query's last ``Question:`` marker (quotes and spacing dropped),
-numbered by occurrence when a question repeats. ``doc_hash`` covers the options and the gold, so
-the pairing's hash check refuses a join that matched two different items. Options are the
-``A) ...`` lines of the query (0.10 details store no choices for generative tasks); k is their count
-(0.13: the doc's choices).
+Item key. 0.10 logs no id, 0.13 the dataset row (``doc.id``), and a base model's few-shot query
+differs from an instruct model's chat query for the same item, so the key is taken from the item
+itself, the same way for both versions (a 0.10 run pairs with a 0.13 run): the question after the
+query's last ``Question:`` marker (quotes and spacing dropped) with the set of its option texts,
+numbered by occurrence when an item repeats. ``doc_hash`` adds the gold option's text, so the
+pairing's hash check refuses a join of two different items. Options are the ``A) ...`` lines of the
+query (0.10 details store no choices for generative tasks, and the paper's tasks log letters as
+choices); k is their count, else the number of choices the doc logs.
 
 Paper task names (``community|mmlu_reasoning_letter:abstract_algebra|0``, ``bbh_reasoning_letter:
 causal_judgment``, ``arc_reasoning_custom_prompt_letter:easy`` ...) map onto the catalog's
@@ -116,18 +117,22 @@ def parse_query(query: str) -> tuple[str, list[str]]:
     return re.sub(r"\s+", " ", question).strip().strip("\"'").strip(), options
 
 
-def _hash(*parts: Any) -> str:
-    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()
+def _item_key(question: str, options: list[str], gold: str) -> tuple[str, str]:
+    """(key, doc_hash) of one item, both blind to the order of its options.
+
+    The key is the question and the set of option texts; the hash adds the gold option's text. So an
+    item whose options a side shuffled differently (the paper's GPQA draws the gold position from the
+    global random state) still pairs, and a join of two different items is refused by the hash check.
+    """
+    bare = sorted(o.strip("\"' ") for o in options)
+    golds = sorted(options[ord(g) - 65].strip("\"' ") if 0 <= ord(g) - 65 < len(options) else g for g in gold)
+    key = json.dumps([question, bare], ensure_ascii=False)
+    return key, hashlib.sha256(json.dumps([bare, golds], ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
-def _key_id(question: str, nth: int) -> int:
-    """A stable non-negative int64 from the item's question and its occurrence number."""
-    return int(hashlib.sha256(f"{nth}\x00{question}".encode()).hexdigest()[:15], 16)
-
-
-def _letters(indices: Any, choices: Sequence[str]) -> str:
+def _letters(indices: Any) -> str:
     idx = indices if isinstance(indices, (list, tuple)) else [indices]
-    return "".join(str(choices[i]) if 0 <= i < len(choices) else chr(65 + i) for i in idx if i is not None)
+    return "".join(chr(65 + int(i)) for i in idx if i is not None and int(i) >= 0)
 
 
 def _rows(path: str) -> list[dict[str, Any]]:
@@ -139,8 +144,8 @@ def _rows(path: str) -> list[dict[str, Any]]:
             choices = list(doc.get("choices") or [])
             texts = list(resp.get("text") or [])
             out.append({
-                "query": doc.get("query") or "", "id": doc.get("id"), "choices": choices,
-                "gold": _letters(doc.get("gold_index"), choices),
+                "query": doc.get("query") or "", "choices": choices,
+                "gold": _letters(doc.get("gold_index")),
                 "extracted": list((doc.get("specific") or {}).get("extracted_predictions") or []),
                 "score": (metric or {}).get(METRIC), "responses": texts,
                 "scored_text": (list(resp.get("text_post_processed") or []) or texts),
@@ -151,7 +156,7 @@ def _rows(path: str) -> list[dict[str, Any]]:
     data = {c: table.column(c).to_pylist() if c in table.column_names else [None] * table.num_rows for c in cols}
     return [
         {
-            "query": ex or "", "id": None, "choices": [], "gold": "".join(g or []),
+            "query": ex or "", "choices": [], "gold": "".join(g or []),
             "extracted": list((sp or {}).get("extracted_predictions") or []),
             "score": (m or {}).get(METRIC), "responses": list(pr or []), "scored_text": list(pr or []),
             "prompt": fp, "doc": {"example": ex, "gold": g, "specifics": sp},
@@ -160,17 +165,19 @@ def _rows(path: str) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def _keys(rows: list[dict[str, Any]]) -> list[tuple[int, str, list[str]]]:
-    """(doc_id, question, options) per row."""
+def _keys(rows: list[dict[str, Any]]) -> list[tuple[int, str, list[str], str]]:
+    """(doc_id, question, options, doc_hash) per row; doc_id numbers repeats of one key in file order."""
     seen: Counter[str] = Counter()
     out = []
     for row in rows:
         question, options = parse_query(row["query"])
-        if row["id"] is not None and str(row["id"]).isdigit():
-            out.append((int(row["id"]), question, options))
-            continue
-        out.append((_key_id(question, seen[question]), question, options))
-        seen[question] += 1
+        if not options and any(len(str(c).strip()) > 1 for c in row["choices"]):
+            options = [str(c).strip() for c in row["choices"]]  # a task that logs option texts as choices
+        key, doc_hash = _item_key(question, options, row["gold"])
+        nth = seen[key]
+        seen[key] += 1
+        doc_id = int(hashlib.sha256(f"{nth}\x00{key}".encode()).hexdigest()[:15], 16)  # stable, fits int64
+        out.append((doc_id, question, options, doc_hash))
     return out
 
 
@@ -186,7 +193,7 @@ def _read_one(req: ReadRequest) -> RunRead:
         "subtask", "category", *(("correct_logged",) if req.rescore else ()),
     )}  # fmt: skip
     missing = not_rescored = 0
-    for i, (row, (doc_id, _, options)) in enumerate(zip(rows, _keys(rows))):
+    for i, (row, (doc_id, _, options, doc_hash)) in enumerate(zip(rows, _keys(rows))):
         if row["score"] is None:
             missing += 1
             continue
@@ -204,7 +211,7 @@ def _read_one(req: ReadRequest) -> RunRead:
             cols["correct_logged"].append(logged)
         response = row["responses"][0] if row["responses"] else None
         for name, value in (
-            ("doc_id", doc_id), ("doc_hash", _hash([o.strip("\"' ") for o in options], row["gold"])),
+            ("doc_id", doc_id), ("doc_hash", doc_hash),
             ("correct", correct), ("k", k), ("answer", answer), ("gold", row["gold"] or None), ("status", status),
             ("locator", i), ("response_chars", float("nan") if response is None else float(len(response))),
             ("subtask", subtask), ("category", category),
@@ -315,7 +322,7 @@ class LightEvalSource(Source):
     def load_item(self, file: str, locator: int) -> LoadedItem:
         rows = _rows(file)
         row = rows[int(locator)]
-        doc_id, question, options = _keys(rows)[int(locator)]
+        doc_id, question, options, _ = _keys(rows)[int(locator)]
         return LoadedItem(
             question=question or row["query"], options=options, gold=row["gold"] or None,
             responses=[str(r) for r in row["responses"]], prompt=row["prompt"], doc=row["doc"], doc_id=doc_id,
