@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 
 from postforget_lmeval.lighteval_match import MATCHER_NAME, MATCHER_VERSION, extract_letter, score
-from postforget_lmeval.rescoring import POLICIES, Rescored, rescore, scorer_name
 
 CAPITALS = ["Paris", "London", "Berlin", "Madrid"]
 COUNTS = [str(n) for n in range(19)]  # the object_counting options of our task
@@ -120,25 +119,3 @@ def test_object_counting_maps_counts_to_letters() -> None:
     assert score("Answer: S", COUNTS, "18", "number") == ("19", "answered", 0)
     # a gold count of 0 has no letter: never correct
     assert score("Answer: A", COUNTS, "0", "number")[2] == 0
-
-
-def test_rescore_policies() -> None:
-    assert POLICIES == ("strict", "lighteval")
-    response = "Answer: C) Berlin"
-    assert rescore(response, CAPITALS, "C", "letter", "strict") == Rescored("C", "answered", 1)
-    assert rescore(response, CAPITALS, "C", "letter", "lighteval") == Rescored("B", "answered", 0)
-    # strict keeps its statuses; lighteval has only answered / no_answer
-    assert rescore("Answer: E", CAPITALS, "A", "letter", "strict") == Rescored("E", "invalid", 0)
-    assert rescore("Answer: E", CAPITALS, "A", "letter", "lighteval") == Rescored("A", "answered", 1)
-    # strict needs the whole set on multi-answer items, lighteval any gold letter
-    assert rescore("Answer: A", CAPITALS, "AC", "letters", "strict").correct == 0
-    assert rescore("Answer: A", CAPITALS, "AC", "letters", "lighteval").correct == 1
-
-
-def test_scorer_names_and_unknown_policy() -> None:
-    assert scorer_name("lighteval") == f"{MATCHER_NAME}/{MATCHER_VERSION}" == "lighteval-0.10/1"
-    assert scorer_name("strict").startswith("strict/")
-    with pytest.raises(ValueError, match="strict, lighteval"):
-        scorer_name("lenient")
-    with pytest.raises(ValueError, match="unknown rescoring policy 'lenient'"):
-        rescore("Answer: A", CAPITALS, "A", "letter", "lenient")
