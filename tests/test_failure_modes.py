@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from postforget_lmeval import pair
 from postforget_lmeval.failure_modes import answered, behaviour, item_modes, mode_counts
 from postforget_lmeval.refusal import edge_sentences, is_refusal
+
+sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
+from lmeval_runs import LONG_RESPONSE, pf_record, sample_line, write_run  # noqa: E402
 
 
 @pytest.mark.parametrize(
@@ -150,3 +156,31 @@ def test_behaviour_adherence_and_lengths() -> None:
     assert out["answered_after"] == pytest.approx(4 / 11)
     assert out["median_chars_before"] == 300.0
     assert out["median_chars_after"] == pytest.approx(np.nanmedian(_samples()["response_chars_after"]))
+
+
+def test_through_pairing_with_real_lmeval_files(tmp_path) -> None:
+    """Postforget samples in lm-eval's layout: statuses from the log, replies read back by the lm-eval source."""
+    after_items = [  # (status, answer, reply)
+        ("answered", "B", "B looks right.\nAnswer: B"),
+        ("invalid", "F", "Answer: F"),
+        ("no_answer", None, "I'm sorry, but I can't help with that."),
+        ("no_answer", None, LONG_RESPONSE),  # 1080 characters >= 2 x max_gen_toks (100): cut
+        ("no_answer", None, "Hmm, tricky."),
+        ("unfinished", None, "<think>Let me count the"),
+    ]
+    task = "postforget_logic_demo"
+    before = [sample_line(i, None, record=pf_record("logic_demo", 1)) for i in range(len(after_items))]
+    after = [
+        sample_line(i, None, response=reply, record=pf_record("logic_demo", 0, answer=answer, status=status))
+        for i, (status, answer, reply) in enumerate(after_items)
+    ]
+    write_run(tmp_path / "before", {task: before})
+    write_run(tmp_path / "after", {task: after}, configs={task: {"generation_kwargs": {"max_gen_toks": 100}}})
+    result = pair(tmp_path / "before", tmp_path / "after")
+    row = result.tables["failure_modes"].iloc[0]
+    got = {m: int(row[f"n_10_{m}"]) for m in ("wrong", "invalid", "refusal", "cut", "no_answer", "unknown")}
+    assert got == {"wrong": 1, "invalid": 1, "refusal": 1, "cut": 2, "no_answer": 1, "unknown": 0}
+    assert row["F_format_share"] == pytest.approx(5 / 6)
+    assert result.summary["analyses"]["failure_modes"]["items_read_back"] == 2  # the two short no_answer replies
+    sub = result.subtasks.iloc[0]
+    assert sub["answered_before"] == 1.0 and sub["answered_after"] == pytest.approx(1 / 6)
