@@ -1,6 +1,6 @@
 """Real rows of the 12 datasets through the shipped task YAMLs, chat and base variants.
 
-The rows live beside the checkout (``../shared/reference/datasets``, never copied into the repo);
+The rows live beside the checkout (`taskfixtures.REFERENCE`; never copied into the repo);
 each override YAML ``include:``s the shipped one and swaps only its dataset for those rows, so
 process_docs, prompts, few-shot exemplars and scoring are what a user runs. Golds are worked out by
 hand from the rows.
