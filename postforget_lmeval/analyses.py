@@ -68,7 +68,9 @@ def _max_gen_toks(summary: Mapping[str, Any]) -> dict[str, int | None]:
     return out
 
 
-def annotate(result: PairResult, load_item: LoadItem | None = None, *, n_boot: int = bootstrap.N_BOOT, seed: int = 0) -> None:
+def annotate(
+    result: PairResult, load_item: LoadItem | None = None, *, n_boot: int = bootstrap.N_BOOT, seed: int = 0
+) -> None:
     """Add the analyses to ``result`` in place.
 
     ``load_item`` reads back a logged item; it is called only for the unanswered items of 1->0 and
@@ -96,13 +98,14 @@ def annotate(result: PairResult, load_item: LoadItem | None = None, *, n_boot: i
     counts = failure_modes.mode_counts(modes, subtasks)
     _add_columns(subtasks, counts[[*keys, "F_format_share", "BT_format_share"]], keys)
     _add_columns(subtasks, failure_modes.behaviour(samples), keys)
-    result.tables["failure_modes"] = _keyed(subtasks[["subtask", "category", "seed", "n_10", "n_01"]]).merge(counts, on=keys)
+    counts_of = _keyed(subtasks[["subtask", "category", "seed", "n_11", "n_10", "n_01"]])
+    result.tables["failure_modes"] = counts_of.drop(columns="n_11").merge(counts, on=keys)
 
     items = drift.item_drift(samples)
     if not items.empty:
         per_row = drift.drift_summary(items)
         _add_columns(subtasks, per_row[[*keys, *SUBTASK_DRIFT_COLUMNS]], keys)
-        result.tables["drift"] = _keyed(subtasks[["subtask", "category", "seed", "n_11", "n_10"]]).merge(per_row, on=keys)
+        result.tables["drift"] = counts_of.drop(columns="n_01").merge(per_row, on=keys)
         result.tables["drift_items"] = items
     else:
         for col in SUBTASK_DRIFT_COLUMNS:

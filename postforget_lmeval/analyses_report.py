@@ -75,7 +75,8 @@ def _failure_modes(result: PairResult) -> list[str]:
         "thinking) and `refusal` are format.",
         "",
     ]
-    lines += _table(["transition", *modes], [["1→0", *(str(f[m]) for m in modes)], ["0→1", *(str(b[m]) for m in modes)]])
+    lines += _table(["transition", *modes], [["1→0", *(str(f[m]) for m in modes)],
+                                            ["0→1", *(str(b[m]) for m in modes)]])
     lines += ["", "Share of forgetting that is format (macro), answer-format adherence and median reply length:", ""]
     rows = [[r["category"], _pct(r.get("F_format_share_mean")), _pct(r.get("BT_format_share_mean")),
              f"{_pct(r.get('answered_before_mean'))} → {_pct(r.get('answered_after_mean'))}",
@@ -94,7 +95,8 @@ def _drift(result: PairResult) -> list[str]:
     risk = int((kept["dp_gold"] < -result.summary.get("analyses", {}).get("drift", {}).get("at_risk_drop", 0.2)).sum())
     labels = items["label"].value_counts()
     lines += [
-        f"{len(items)} log-likelihood multiple-choice items. Retained (1→1): {len(kept)}, of which **{risk} at risk** "
+        f"{len(items)} log-likelihood multiple-choice items. Retained (1→1): {len(kept)}, "
+        f"of which **{risk} at risk** "
         f"({_pct(risk / len(kept) if len(kept) else float('nan'))}: gold probability fell by more than 0.2; median "
         f"change {_num(kept['dp_gold'].median(), '+.3f')}).",
         f"Forgotten (1→0): {int(labels.get('drift', 0))} drift (most lost mass to one other option), "
@@ -105,7 +107,8 @@ def _drift(result: PairResult) -> list[str]:
     sub = result.subtasks.dropna(subset=["at_risk_share"]).sort_values("at_risk_share", ascending=False).head(_TOP)
     rows = [[r["subtask"], str(r["seed"]), _pct(r["at_risk_share"]), _num(r["dp_gold_median_11"], "+.3f"),
              _pct(r["drift_share"])] for _, r in sub.iterrows()]
-    return lines + _table(["sub-benchmark", "seed", "at risk (1→1)", "median Δp_gold (1→1)", "drift share (1→0)"], rows) + [""]
+    header = ["sub-benchmark", "seed", "at risk (1→1)", "median Δp_gold (1→1)", "drift share (1→0)"]
+    return lines + _table(header, rows) + [""]
 
 
 def analyses_markdown(result: PairResult) -> str:

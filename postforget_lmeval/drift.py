@@ -72,7 +72,8 @@ def item_drift(samples: pd.DataFrame) -> pd.DataFrame:
         with np.errstate(divide="ignore", invalid="ignore"):
             top = np.where(loss > 0, gain.max(axis=1) / loss, np.nan)
         lost[sel], share[sel] = loss, top
-        lab = np.where(n_opt == 2, "two_options", np.where(loss <= 0, "overtaken", np.where(top >= DRIFT_SHARE, "drift", "mass_loss")))
+        spread = np.where(top >= DRIFT_SHARE, "drift", "mass_loss")
+        lab = np.where(n_opt == 2, "two_options", np.where(loss <= 0, "overtaken", spread))
         label[sel] = lab
     out["k"] = k[rows]
     out["p_gold_before"], out["p_gold_after"] = pb, pa

@@ -44,7 +44,9 @@ DIRECTIONS = {"1->0": ("F", "after"), "0->1": ("BT", "before")}
 
 
 def _mode_of(status: Any) -> str:
-    return "wrong" if status == "answered" else _UNANSWERED.get(status, "unknown") if isinstance(status, str) else "unknown"
+    if not isinstance(status, str):
+        return "unknown"
+    return "wrong" if status == "answered" else _UNANSWERED.get(status, "unknown")
 
 
 def _has_options(values: pd.Series) -> np.ndarray:
@@ -144,7 +146,9 @@ def behaviour(samples: pd.DataFrame) -> pd.DataFrame:
     for side in ("before", "after"):
         cols[f"answered_{side}"] = answered(samples, side)
         cols[f"median_chars_{side}"] = _column(samples, f"response_chars_{side}", np.nan).astype(float).to_numpy()
-    frame = pd.DataFrame(cols).assign(subtask=samples["subtask"].astype(str).to_numpy(), seed=samples["seed"].astype(str).to_numpy())
+    frame = pd.DataFrame(cols).assign(
+        subtask=samples["subtask"].astype(str).to_numpy(), seed=samples["seed"].astype(str).to_numpy()
+    )
     grouped = frame.groupby(["subtask", "seed"], sort=True)
     out = grouped[["answered_before", "answered_after"]].mean()
     out = out.join(grouped[["median_chars_before", "median_chars_after"]].median())

@@ -36,7 +36,8 @@ def _result(samples: pd.DataFrame) -> PairResult:
 def _samples() -> pd.DataFrame:
     rng = np.random.default_rng(5)
     parts = []
-    for subtask, category, n, p_forget in (("alg", "Math", 120, 0.4), ("geo", "Math", 90, 0.05), ("law", "Law", 100, 0.1)):
+    specs = (("alg", "Math", 120, 0.4), ("geo", "Math", 90, 0.05), ("law", "Law", 100, 0.1))
+    for subtask, category, n, p_forget in specs:
         for seed in ("0", "1"):
             before = (rng.random(n) < 0.7).astype(np.int8)
             after = np.where(before == 1, rng.random(n) >= p_forget, rng.random(n) < 0.2).astype(np.int8)

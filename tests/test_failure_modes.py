@@ -39,7 +39,8 @@ def test_refusals(reply: str) -> None:
         "",
         "Step 1: compute 3 + 4 = 7. The answer is probably B but I am not sure",
         # refusal words in the middle of a reasoning reply, not in its first or last sentence
-        "First, list the facts. We cannot assume the gas is ideal. I cannot answer without the pressure, so use it. Done",
+        "First, list the facts. We cannot assume the gas is ideal. "
+        "I cannot answer without the pressure, so use it. Done",
         # refusal words only inside the reasoning trace
         "<think>I can't answer this easily. Let me try.</think>The total is 12 apples",
         "The capital of France is Paris.",
