@@ -27,7 +27,7 @@ from postforget_lmeval.analyses_report import analyses_markdown
 from postforget_lmeval.macro import macro_means
 from postforget_lmeval.results import PairResult
 
-__all__ = ["annotate", "analyses_markdown", "TERMINAL_COLUMNS"]
+__all__ = ["annotate", "analyses_markdown", "terminal_columns", "TERMINAL_COLUMNS"]
 
 LoadItem = Callable[[str, int], Any]
 """``load_item(file, locator)`` of the input source: the full logged item (responses, options, ...)."""
@@ -36,8 +36,8 @@ BEHAVIOUR_COLUMNS = ("F_format_share", "BT_format_share", "answered_before", "an
                      "median_chars_before", "median_chars_after")
 SUBTASK_DRIFT_COLUMNS = ("dp_gold_median_11", "at_risk_share", "drift_share")
 DRIFT_COLUMNS = ("at_risk_share", "drift_share")
-TERMINAL_COLUMNS = {"format": "F_format_share", "significant": "significant"}
-"""Columns for the terminal table: share of 1->0 that is format; the McNemar/BH flag of each row."""
+TERMINAL_COLUMNS = ("format", "significant")
+"""Columns of :func:`terminal_columns`, for the category table on the terminal."""
 
 
 def _add_columns(frame: pd.DataFrame, extra: pd.DataFrame, keys: Sequence[str], rows: pd.Series | None = None) -> None:
@@ -126,3 +126,12 @@ def annotate(
             else {"items": 0, "why": "no item logs option log-likelihoods on both sides (generative tasks)"},
         }
     )
+
+
+def terminal_columns(result: PairResult) -> pd.DataFrame:
+    """Per category and OVERALL (index ``category``): ``format``, the macro share of 1->0 items lost to
+    format (F_format_share_mean), and ``significant``, "k/n" sub-benchmark x seed rows with q < 0.05."""
+    macro = result.categories[result.categories["average"] == "macro"].set_index("category")
+    sig = result.subtasks.groupby("category")["significant"].agg(lambda s: f"{int(s.sum())}/{len(s)}")
+    sig["OVERALL"] = f"{int(result.subtasks['significant'].sum())}/{len(result.subtasks)}"
+    return pd.DataFrame({"format": macro["F_format_share_mean"], "significant": sig.reindex(macro.index)})

@@ -84,6 +84,13 @@ def test_annotate_adds_significance_and_intervals() -> None:
     assert len(result.tables["significance"]) == len(sub)
     assert result.summary["analyses"]["bootstrap"]["replicates"] == 300
 
+    flags = analyses.terminal_columns(result)
+    assert list(flags.columns) == list(analyses.TERMINAL_COLUMNS)
+    n_math = int(sub.loc[sub["category"] == "Math", "significant"].sum())
+    assert flags.loc["Math", "significant"] == f"{n_math}/4"
+    assert flags.loc["OVERALL", "significant"] == f"{int(sub['significant'].sum())}/6"
+    assert flags.loc["OVERALL", "format"] == macro.set_index("category").loc["OVERALL", "F_format_share_mean"]
+
 
 def test_annotate_adds_failure_modes_behaviour_and_drift() -> None:
     result = _result(_samples())
