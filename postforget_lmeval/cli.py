@@ -1,4 +1,5 @@
-"""Command lines: ``postforget-pair`` (pair two lm-eval output directories; ``show`` what changed) and
+"""Command lines: ``postforget-pair`` (pair two lm-eval output directories; ``multi``/``chain`` many pairs;
+``show`` what changed) and
 ``postforget`` (``task-dir`` for ``--include_path``; ``demo``).
 
 Errors a user can act on are printed as one message and exit 1; argparse usage errors exit 2.
@@ -9,6 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -19,6 +22,8 @@ from postforget_lmeval.sources import FORMATS
 MAX_WARNINGS = 20  # shown on the terminal; summary.json has them all
 PAIR_USAGE = (
     "postforget-pair BEFORE_DIR AFTER_DIR -o OUT_DIR [options]\n"
+    "       postforget-pair multi --pair NAME=BEFORE_DIR,AFTER_DIR [--pair ...] -o OUT_DIR [options]\n"
+    "       postforget-pair chain DIR_1 DIR_2 [DIR_3 ...] -o OUT_DIR [options]\n"
     "       postforget-pair show OUT_DIR --subtask NAME [options]"
 )
 
@@ -77,6 +82,19 @@ def _pair_parser() -> argparse.ArgumentParser:
         choices=FORMATS,
         help="input format of both directories (default: detected per directory)",
     )
+    p.add_argument(
+        "--chance-k",
+        choices=("item", "paper"),
+        default="item",
+        help="k of the chance baseline: item (default) counts each item's options; paper uses the paper's "
+        "official k (its BBH table, 4 for every other benchmark) to compare with its tables like for like",
+    )
+    p.add_argument(
+        "--paper-pair",
+        metavar="LABEL",
+        help="compare with this pair of the paper (e.g. 'Q2.5 Inst. (7B)'); by default a pair is recognised "
+        "from the model names in the results files",
+    )
     p.add_argument("--jobs", type=int, help="processes reading the logs (default: CPUs available)")
     p.add_argument("--strict", action="store_true", help="treat every reported problem as an error")
     p.add_argument("--no-plot", action="store_true", help="do not write forgetting.png")
@@ -132,6 +150,7 @@ class _Bar:
 
 def _pair(argv: Sequence[str]) -> int:
     args = _pair_parser().parse_args(argv)
+    from postforget_lmeval import paper
     from postforget_lmeval.outputs import write_outputs
     from postforget_lmeval.pairing import pair
     from postforget_lmeval.report import rich_table
@@ -144,21 +163,11 @@ def _pair(argv: Sequence[str]) -> int:
         return run_cli(args, out, err)
     bar = None if args.quiet or not err.is_terminal else _Bar(err)
     try:
-        result = pair(
-            args.before,
-            args.after,
-            metric=args.metric,
-            filter=args.filter,
-            k=args.k,
-            tasks=args.tasks,
-            exclude=args.exclude,
-            seed_match=args.seed_match,
-            jobs=args.jobs,
-            strict=args.strict,
-            progress=bar,
-            rescore=args.rescore,
-            source_format=args.format,
-        )
+        if args.paper_pair:
+            paper.check_label(args.paper_pair)
+        result = pair(args.before, args.after, progress=bar, **_pair_options(args))
+        if args.paper_pair:
+            result.summary["paper_pair"] = args.paper_pair
     except PairingError as e:
         err.print(f"[bold red]error:[/] {escape(str(e))}")
         return 1
@@ -186,6 +195,57 @@ def _pair(argv: Sequence[str]) -> int:
         f"read {timing['bytes_read'] / 1e6:.0f} MB in {timing['read_seconds']:.1f}s; "
         f"wrote {', '.join(p.name for p in written)} to {escape(str(args.output))}"
     )
+    return 0
+
+
+def _pair_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The pair() keyword arguments of the shared command-line options."""
+    return {
+        "metric": args.metric, "filter": args.filter, "k": args.k, "tasks": args.tasks, "exclude": args.exclude,
+        "seed_match": args.seed_match, "jobs": args.jobs, "strict": args.strict, "rescore": args.rescore,
+        "source_format": args.format, "chance_k": args.chance_k,
+    }
+
+
+def _many(command: str, argv: Sequence[str]) -> int:
+    """``multi`` (named pairs) or ``chain`` (each run against the one before and the first): one table across pairs."""
+    own = argparse.ArgumentParser(prog=f"postforget-pair {command}", usage=PAIR_USAGE, add_help=False)
+    if command == "multi":
+        own.add_argument("--pair", action="append", default=[], metavar="NAME=BEFORE_DIR,AFTER_DIR")
+    else:
+        own.add_argument("dirs", nargs="+", metavar="DIR")
+    own.add_argument("-o", "--output", required=True, metavar="OUT_DIR")
+    known, rest = own.parse_known_args(argv)
+    args = _pair_parser().parse_args(["BEFORE_DIR", "AFTER_DIR", "-o", known.output, *rest])
+    from postforget_lmeval import multipair
+    from postforget_lmeval.report import frame_rich
+    from postforget_lmeval.results import PairingError
+
+    out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
+    try:
+        if args.paper_pair:
+            raise PairingError(f"--paper-pair names one pair; with {command}, each pair is recognised from its model names")
+        specs = [multipair.parse_pair(t) for t in known.pair] if command == "multi" else multipair.chain(known.dirs)
+        progress = None if args.quiet else (lambda spec, _: err.print(f"paired {escape(spec.label)}"))
+        results, written = multipair.run_pairs(
+            specs, known.output, plot=not args.no_plot, on_pair=progress, **_pair_options(args)
+        )
+    except PairingError as e:
+        err.print(f"[bold red]error:[/] {escape(str(e))}")
+        return 1
+    except OSError as e:
+        err.print(f"[bold red]error:[/] cannot write to {escape(str(known.output))}: {escape(str(e))}")
+        return 1
+    if not args.quiet:
+        wide = multipair.wide_table(multipair.long_table(results))
+        out.print(frame_rich(wide, "F_true / BT_true ± std (F_max / BT_max), %, macro, one column per pair"))
+    for spec in specs:
+        r = results[spec.label]
+        if r.warnings or r.notes:
+            err.print(f"{escape(spec.label)}: {len(r.warnings)} warning(s), {len(r.notes)} note(s), "
+                      f"in {escape(str(known.output))}/{spec.directory}/report.md")
+    err.print(f"wrote {len(specs)} pairs and {', '.join(p.name for p in written if p.parent == Path(known.output))} "
+              f"to {escape(str(known.output))}")
     return 0
 
 
@@ -218,10 +278,12 @@ def _show(argv: Sequence[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``postforget-pair``: pair two directories, or ``show`` the items that changed."""
+    """``postforget-pair``: pair two directories, several (``multi``, ``chain``), or ``show`` the items that changed."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["show"]:
         return _show(argv[1:])
+    if argv[:1] in (["multi"], ["chain"]):
+        return _many(argv[0], argv[1:])
     return _pair(argv)
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from postforget_lmeval import metrics, provenance, sources, tables
+from postforget_lmeval import metrics, paper, provenance, sources, tables
 from postforget_lmeval.results import PairingError, PairResult
 from postforget_lmeval.run_plan import SIDES, Collected, check_metric, check_roots, discover, listing, newest, plan
 from postforget_lmeval.sources.base import LoadedItem, ReadRequest, RunRead, Source
@@ -308,6 +308,7 @@ def pair(
     rescore: str | None = None,
     source_format: str | None = None,
     analyses: bool = True,
+    chance_k: str = "item",
 ) -> PairResult:
     """Pair the runs under ``before`` with those under ``after``, item by item.
 
@@ -320,7 +321,8 @@ def pair(
     ``rescore``: a policy of :mod:`postforget_lmeval.rescoring` that re-extracts every postforget
     answer from its logged response instead of trusting the logged 0/1. ``source_format``: the input
     format of both sides (default: detected per directory). ``analyses``: add the
-    analyses of :mod:`postforget_lmeval.analyses`.
+    analyses of :mod:`postforget_lmeval.analyses`. ``chance_k``: 'item' counts k per item; 'paper'
+    uses the paper's official k (:func:`postforget_lmeval.paper.official_k`), to compare with its tables.
     Raises :class:`PairingError` for input that would make the figures wrong.
     """
     if seed_match not in SEED_MATCH:
@@ -328,6 +330,8 @@ def pair(
     if k is not None and not k >= 1:
         raise PairingError(f"--k must be the number of options (>= 1), not {k}")
     _check_rescore(rescore)
+    if chance_k not in paper.CHANCE_K:
+        raise PairingError(f"--chance-k must be one of {', '.join(paper.CHANCE_K)}, not {chance_k!r}")
     started = time.perf_counter()
     got = Collected()
     roots = {"before": before, "after": after}
@@ -361,6 +365,10 @@ def pair(
     for side in SIDES:
         side_reads = [r for (s, _), r in zip(planned, reads) if s == side]
         tables_[side], duplicates[side] = _side_table(side, side_reads, srcs[side], k, got)
+        if chance_k == "paper":
+            tables_[side], kept = paper.apply_official_k(tables_[side])
+            if kept:
+                got.note(f"--chance-k paper: not sub-benchmarks of the paper, k stays per item: {listing(kept)}")
 
     names = {side: set(tables_[side]["subtask"].unique().tolist()) for side in SIDES}
     only = {side: sorted(names[side] - names[other]) for side, other in (("before", "after"), ("after", "before"))}
@@ -418,6 +426,7 @@ def pair(
         "jobs": jobs,
         "rescore": rescore,
         "format": source_format,
+        "chance_k": chance_k,
     }
     scored = sorted(set(subtasks["scored_by"]))
     result = PairResult(

@@ -71,16 +71,23 @@ def paper_table(result: PairResult, average: str = "macro") -> pd.DataFrame:
     })
 
 
+def frame_rich(frame: pd.DataFrame, title: str) -> Table:
+    """A table of text cells for the terminal; a line above each Overall row."""
+    table = Table(title=title)
+    text = frame.astype(str)
+    for name in text.columns:
+        table.add_column(str(name), justify="left" if name in ("Category", "category", "metric") else "right")
+    rows = text.values.tolist()
+    for i, row in enumerate(rows):
+        table.add_row(*row, end_section=i + 1 < len(rows) and "Overall" in rows[i + 1])
+    return table
+
+
 def rich_table(result: PairResult, average: str = "macro") -> Table:
     """The paper's table for the terminal."""
     label = "macro average, as the paper" if average == "macro" else "micro (item-weighted) average"
-    table = Table(title=f"Chance-adjusted forgetting and backward transfer, % ({label}); (…) = ceiling")
-    frame = paper_table(result, average)
-    for i, name in enumerate(frame.columns):
-        table.add_column(name, justify="left" if i == 0 else "right")
-    for i, row in enumerate(frame.astype(str).values.tolist()):
-        table.add_row(*row, end_section=i == len(frame) - 2)
-    return table
+    return frame_rich(paper_table(result, average), f"Chance-adjusted forgetting and backward transfer, % ({label}); "
+                      "(…) = ceiling")
 
 
 def markdown_table(header: list[str], rows: list[list[str]]) -> str:
