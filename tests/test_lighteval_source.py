@@ -66,7 +66,10 @@ def test_paper_task_names_map_onto_the_catalog_and_unknown_tasks_keep_their_name
 
 
 def test_question_and_options_come_from_the_item_not_the_whole_prompt():
-    few_shot = "Header.\n\nQuestion: Old?\nA) x\nB) y\nReasoning: r\nAnswer: A\n\nQuestion: New?\nA) 1\nB) 2\nC) 3\nReasoning:"
+    few_shot = (
+        "Header.\n\nQuestion: Old?\nA) x\nB) y\nReasoning: r\nAnswer: A\n\n"
+        "Question: New?\nA) 1\nB) 2\nC) 3\nReasoning:"
+    )
     chat = 'Header.\n    Think step by step.\n    Question: "New?"\n    \nA) 1\nB) 2\nC) 3'
     assert parse_query(few_shot) == parse_query(chat) == ("New?", ["1", "2", "3"])
     bbh = 'Infer the date.\n\n    Question: "Today is X. Which?\nOptions:\n(A) 01/02\n(B) 03/04"\n    '
@@ -87,7 +90,8 @@ def test_item_table_reads_correctness_answer_gold_k_and_response_length(version)
             extracted = row["specifics"]["extracted_predictions"]
         else:
             doc = row["doc"]
-            text, score, gold = row["model_response"]["text"][0], row["metric"]["extractive_match"], "ABCD"[doc["gold_index"]]
+            text, score = row["model_response"]["text"][0], row["metric"]["extractive_match"]
+            gold = "ABCD"[doc["gold_index"]]
             extracted = doc["specific"]["extracted_predictions"]
         assert (item.correct, item.gold, item.response_chars) == (int(score), gold, float(len(text)))
         assert item.answer == (extracted[0] if extracted else None)
@@ -195,8 +199,10 @@ def test_load_item_gives_show_the_question_options_gold_and_full_response(versio
 def test_results_without_details_is_an_error_naming_save_details(tmp_path):
     shutil.copytree(FIXTURES / "v0_13" / "before" / "results", tmp_path / "before" / "results")
     shutil.copytree(FIXTURES / "v0_13" / "after", tmp_path / "after")
-    with pytest.raises(PairingError, match=r"no per-item details .*--save-details"):
-        pair(tmp_path / "before", tmp_path / "after", source_format="lighteval")
+    assert detect(tmp_path / "before").name == "lighteval"  # found by its results file alone
+    expected = r"holds LightEval results files \(2, .*no per-item details .*--save-details"
+    with pytest.raises(PairingError, match=expected):
+        pair(tmp_path / "before", tmp_path / "after")
 
 
 def test_details_without_results_of_the_same_date_are_reported_and_skipped(tmp_path):
@@ -226,7 +232,8 @@ def _lmeval_twin(version: str, root: Path) -> None:
                     rec["gold"] = it.gold
                     lines.append(sample_line(order[it.doc_id], None, record=rec, response=text))
                 tasks[f"postforget_{subtask.replace(':', '_')}"] = lines
-            write_run(root / side, tasks, seed=int(seed), model_dir=f"seed{seed}", date=f"2025-01-0{int(seed) + 1}T00-00-00.000001")
+            date = f"2025-01-0{int(seed) + 1}T00-00-00.000001"
+            write_run(root / side, tasks, seed=int(seed), model_dir=f"seed{seed}", date=date)
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -248,3 +255,18 @@ def test_lighteval_and_lmeval_runs_with_the_same_answers_give_identical_subtasks
         true = samples.groupby(["subtask", "seed"])[f"response_chars_{side}"].median()
         got = outs["lighteval"].assign(seed=outs["lighteval"]["seed"].astype(str)).set_index(["subtask", "seed"])
         assert got[f"median_chars_{side}"].to_dict() == true.to_dict()
+
+
+def test_show_lists_a_forgotten_lighteval_item_with_both_responses(tmp_path, capsys):
+    from postforget_lmeval.cli import main
+
+    out = tmp_path / "out"
+    runs = [str(FIXTURES / "v0_10" / side) for side in ("before", "after")]
+    assert main([*runs, "-o", str(out), "--no-plot", "-q"]) == 0
+    capsys.readouterr()
+    assert main(["show", str(out), "--subtask", "mmlu_abstract_algebra", "--seed", "1", "--responses"]) == 0
+    printed = capsys.readouterr().out
+    # seed 1: the only 1->0 item is item 4 (before right, after "Answer: B\nDone.", which LightEval 0.10 reads as D)
+    assert "1 forgotten item(s) of mmlu_abstract_algebra" in printed
+    assert "How many generators does Z_8 have?" in printed and "B) 4" in printed
+    assert "gold: B" in printed and "before: B" in printed and "after: D" in printed and "Done." in printed

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from postforget_lmeval import catalog
@@ -135,24 +136,57 @@ def _letters(indices: Any) -> str:
     return "".join(chr(65 + int(i)) for i in idx if i is not None and int(i) >= 0)
 
 
-def _rows(path: str) -> list[dict[str, Any]]:
-    """One dict per details row, the same fields for both versions."""
-    table = pq.read_table(path)
-    if "doc" in table.column_names:  # 0.13
+_V013_FIELDS = ("doc.query", "doc.choices", "doc.gold_index", "doc.specific", "metric", "model_response.text",
+                "model_response.text_post_processed")  # fmt: skip
+_V010_FIELDS = ("example", "gold", "metrics", "predictions", "specifics")
+
+
+def _has_field(schema: pa.Schema, dotted: str) -> bool:
+    head, _, child = dotted.partition(".")
+    if head not in schema.names:
+        return False
+    kind = schema.field(head).type
+    return not child or (pa.types.is_struct(kind) and kind.get_field_index(child) >= 0)
+
+
+def _rows(path: str, full: bool = False) -> list[dict[str, Any]]:
+    """One dict per details row, the same fields for both versions.
+
+    Only the fields pairing needs are read (token ids and log-probs stay on disk); ``full`` reads the
+    whole row, with the prompt and the logged doc, for ``load_item``.
+    """
+    schema = pq.read_schema(path)
+    names = schema.names
+    if "doc" in names:  # 0.13: three struct columns; a nested selection comes back as flat columns
+        present = [f for f in _V013_FIELDS if _has_field(schema, f)]
+        table = pq.read_table(path, columns=None if full else present)
+        if full:
+            docs, metrics, resps = (
+                table.column(c).to_pylist() if c in table.column_names else [{}] * table.num_rows
+                for c in ("doc", "metric", "model_response")
+            )
+        else:
+            flat = {f.split(".")[-1]: table.column(f.split(".")[-1]).to_pylist() for f in present if "." in f}
+            none = [None] * table.num_rows
+            docs = [dict(zip(("query", "choices", "gold_index", "specific"), v)) for v in zip(
+                *(flat.get(k, none) for k in ("query", "choices", "gold_index", "specific")))]  # fmt: skip
+            metrics = table.column("metric").to_pylist() if "metric" in present else none
+            resps = [{"text": t, "text_post_processed": p}
+                     for t, p in zip(flat.get("text", none), flat.get("text_post_processed", none))]  # fmt: skip
         out = []
-        for doc, metric, resp in zip(*(table.column(c).to_pylist() for c in ("doc", "metric", "model_response"))):
-            choices = list(doc.get("choices") or [])
+        for doc, metric, resp in zip(docs, metrics, resps):
             texts = list(resp.get("text") or [])
             out.append({
-                "query": doc.get("query") or "", "choices": choices,
+                "query": doc.get("query") or "", "choices": list(doc.get("choices") or []),
                 "gold": _letters(doc.get("gold_index")),
                 "extracted": list((doc.get("specific") or {}).get("extracted_predictions") or []),
                 "score": (metric or {}).get(METRIC), "responses": texts,
-                "scored_text": (list(resp.get("text_post_processed") or []) or texts),
+                "scored_text": list(resp.get("text_post_processed") or []) or texts,
                 "prompt": resp.get("input"), "doc": doc,
             })  # fmt: skip
         return out
-    cols = ("example", "gold", "metrics", "predictions", "specifics", "full_prompt")
+    cols = (*_V010_FIELDS, "full_prompt")
+    table = pq.read_table(path, columns=[c for c in cols if c in names and (full or c != "full_prompt")])
     data = {c: table.column(c).to_pylist() if c in table.column_names else [None] * table.num_rows for c in cols}
     return [
         {
@@ -226,7 +260,9 @@ def _read_one(req: ReadRequest) -> RunRead:
             "score is used", "not_rescored", not_rescored,
         ))  # fmt: skip
     if run.n_expected is not None and len(rows) < run.n_expected:
-        problems.append(Problem(path, f"holds {len(rows)} of the {run.n_expected} items LightEval evaluated", "incomplete"))
+        problems.append(
+            Problem(path, f"holds {len(rows)} of the {run.n_expected} items LightEval evaluated", "incomplete")
+        )
     info = {"filter": "none", "metric": METRIC, "lines": len(rows), "items": len(set(cols["doc_id"])), "extractors": []}
     return RunRead(req, item_frame(run, path, cols), problems, [], info)
 
@@ -261,12 +297,17 @@ class LightEvalSource(Source):
     name = "lighteval"
 
     def matches(self, root: Path) -> bool:
-        for _, _, names in os.walk(root):
+        """A details parquet file, or a results file that opens with LightEval's ``config_general``."""
+        for dirpath, dirnames, names in os.walk(root):
+            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
             for n in names:
-                if DETAILS_RE.match(n) or (RESULTS_RE.match(n) and n.startswith("results_")):
-                    if n.endswith(".parquet"):
-                        return True
-        return any(_results(p) is not None for p in Path(root).rglob("results_*.json") if RESULTS_RE.match(p.name))
+                if DETAILS_RE.match(n):
+                    return True
+                if RESULTS_RE.match(n):
+                    with open(Path(dirpath) / n, "rb") as f:
+                        if b'"config_general"' in f.read(256):
+                            return True
+        return False
 
     def find_runs(self, root: Path) -> Discovery:
         found = Discovery(Path(root))
@@ -320,7 +361,7 @@ class LightEvalSource(Source):
         return out
 
     def load_item(self, file: str, locator: int) -> LoadedItem:
-        rows = _rows(file)
+        rows = _rows(file, full=True)
         row = rows[int(locator)]
         doc_id, question, options, _ = _keys(rows)[int(locator)]
         return LoadedItem(
