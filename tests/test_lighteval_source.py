@@ -270,3 +270,15 @@ def test_show_lists_a_forgotten_lighteval_item_with_both_responses(tmp_path, cap
     assert "1 forgotten item(s) of mmlu_abstract_algebra" in printed
     assert "How many generators does Z_8 have?" in printed and "B) 4" in printed
     assert "gold: B" in printed and "before: B" in printed and "after: D" in printed and "Done." in printed
+
+
+def test_a_results_file_without_its_details_is_reported(tmp_path):
+    shutil.copytree(FIXTURES / "v0_13" / "before", tmp_path / "before")
+    run = SOURCE.find_runs(tmp_path / "before").task_runs[0]
+    shutil.rmtree(run.samples_path.parent)
+    found = SOURCE.find_runs(tmp_path / "before")
+    assert len(found.task_runs) == 3 and {r.seed for r in found.task_runs} == {1 - run.seed}
+    assert len(found.problems) == 1 and found.problems[0]["path"] == str(run.results_path)
+    assert "--save-details" in found.problems[0]["problem"] and "mmlu_reasoning_letter:abstract_algebra|0" in (
+        found.problems[0]["problem"]
+    )

@@ -275,15 +275,23 @@ def _results(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and "config_general" in data else None
 
 
-def _seed(config: dict[str, Any]) -> tuple[int | None, str]:
+def _generation(config: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The run's generation parameters and where they sit: top level in 0.10, in the model config in 0.13."""
     for where, params in (
-        ("config_general.generation_parameters.seed", config.get("generation_parameters")),
-        ("config_general.model_config.generation_parameters.seed",
+        ("config_general.generation_parameters", config.get("generation_parameters")),
+        ("config_general.model_config.generation_parameters",
          (config.get("model_config") or {}).get("generation_parameters")),
     ):  # fmt: skip
-        if isinstance(params, dict) and params.get("seed") is not None:
-            return int(params["seed"]), where
-    return None, "none logged"
+        if isinstance(params, dict):
+            return params, where
+    return {}, "config_general"
+
+
+def _seed(config: dict[str, Any]) -> tuple[int | None, str]:
+    params, where = _generation(config)
+    if params.get("seed") is None:
+        return None, f"none logged ({where} has no seed)"
+    return int(params["seed"]), f"{where}.seed"
 
 
 def _task_config(data: dict[str, Any], logged: str) -> dict[str, Any]:
@@ -320,14 +328,30 @@ class LightEvalSource(Source):
                 if m := DETAILS_RE.match(n):
                     details.append((path, m["task"], m["date"]))
                 elif (m := RESULTS_RE.match(n)) and (data := _results(path)) is not None:
+                    if m["date"] in results:
+                        found.problems.append({
+                            "path": str(path),
+                            "problem": f"a second results file of date {m['date']} (the first: "
+                            f"{results[m['date']][0]}); its details are read with the first one's seed",
+                        })  # fmt: skip
+                        continue
                     results[m["date"]] = (path, data)
         if results and not details:
-            first = min(results.values())[0]
+            first = min(path for path, _ in results.values())
             raise PairingError(
                 f"{root} holds LightEval results files ({len(results)}, e.g. {first}) but no per-item details "
                 "(details/<model>/<date>/details_<task>_<date>.parquet): LightEval writes them only with "
                 "--save-details; re-run with it, or copy the details folder beside results/"
             )
+        dated = {date for _, _, date in details}
+        for date, (path, data) in sorted(results.items()):
+            if date not in dated:
+                tasks = ", ".join(k for k in (data.get("results") or {}) if k != "all" and ":_average" not in k)
+                found.problems.append({
+                    "path": str(path),
+                    "problem": f"no details_<task>_{date}.parquet (run without --save-details?); "
+                    f"task(s) {tasks or '?'} skipped",
+                })  # fmt: skip
         for path, task, date in details:
             if date not in results:
                 found.problems.append({
@@ -340,7 +364,7 @@ class LightEvalSource(Source):
             cfg = _task_config(data, task)
             gen = cfg.get("generation_size")
             if gen is None:
-                gen = (data["config_general"].get("generation_parameters") or {}).get("max_new_tokens")
+                gen = _generation(data["config_general"])[0].get("max_new_tokens")
             n = cfg.get("effective_num_docs")
             found.task_runs.append(TaskRun(
                 task=task, results_path=results_path, date=date, samples_path=path, seed=seed,
