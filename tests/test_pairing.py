@@ -499,3 +499,62 @@ def test_progress_bar_counts_bytes():
 def test_task_dir_command(capsys):
     assert main_tool(["task-dir"]) == 0
     assert Path(capsys.readouterr().out.strip()).name == "task_configs"
+
+
+def _pf_docs(responses: list[str], logged: list[int], subtask: str = "mmlu_x") -> dict[str, list[str]]:
+    """A postforget task whose docs carry pf_options/pf_gold/pf_format, with the given responses and logged 0/1."""
+    lines = []
+    for i, (response, correct) in enumerate(zip(responses, logged)):
+        doc = {"pf_question": f"Q{i}?", "pf_options": ["w", "x", "y", "z"], "pf_gold": "B", "pf_format": "letter"}
+        record = pf_record(subtask, correct, answer="B" if correct else None, status="answered" if correct else "no_answer")
+        record["gold"] = "B"
+        lines.append(sample_line(i, None, doc=doc, response=response, record=record))
+    return {f"postforget_{subtask}": lines}
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_rescoring_reextracts_from_the_logged_response_and_keeps_the_logged_score(tmp_path, monkeypatch, parallel):
+    from postforget_lmeval.rescoring import scorer_name
+
+    if parallel:
+        monkeypatch.setattr(lmeval_source, "PARALLEL_MIN_BYTES", 0)
+        monkeypatch.setattr(lmeval_source, "RANGE_BYTES", 700)
+    b, a = dirs(tmp_path)
+    responses = ["The answer is (B).", "I think C", "Answer: B"]
+    write_run(b, _pf_docs(responses, [0, 0, 1]))
+    write_run(a, _pf_docs(["B", "B", "B"], [1, 1, 1]))
+    logged = pair(b, a, jobs=2, analyses=False)
+    rescored = pair(b, a, jobs=2, rescore="strict", analyses=False)
+    assert logged.samples["before"].tolist() == [0, 0, 1] and logged.summary["scored_by"] == "logged"
+    assert "correct_logged_before" not in logged.samples
+    s = rescored.samples.sort_values("doc_id")
+    assert s["before"].tolist() == [1, 0, 1] and s["correct_logged_before"].tolist() == [0, 0, 1]
+    assert s["status_before"].astype(str).tolist() == ["answered", "no_answer", "answered"]
+    assert s["response_chars_before"].tolist() == [float(len(r)) for r in responses]
+    assert rescored.summary["scored_by"] == scorer_name("strict") == rescored.subtasks["scored_by"].iloc[0]
+    assert rescored.summary["runs"]["before"][0]["scored_by"] == scorer_name("strict")
+    assert one_row(rescored)["n_01"] == 1 and one_row(logged)["n_01"] == 2
+    # the fast path measures the response from the byte span of the logged resps (ASCII: exact)
+    assert logged.samples.sort_values("doc_id")["response_chars_before"].tolist() == [float(len(r)) for r in responses]
+
+
+def test_rescoring_policy_is_checked(tmp_path):
+    b, a = dirs(tmp_path)
+    write_run(b, ours("mmlu_x", "10"))
+    write_run(a, ours("mmlu_x", "10"))
+    with pytest.raises(PairingError, match="unknown policy; choose one of strict, lighteval"):
+        pair(b, a, rescore="lenient")
+
+
+def test_option_log_likelihoods_and_generation_budget_are_recorded(tmp_path):
+    b, a = dirs(tmp_path)
+    gen = {"plain": {"output_type": "multiple_choice"}}
+    write_run(b, ordinary("plain", "10", n_options=3), configs=gen)
+    write_run(a, ordinary("plain", "11", n_options=3), configs=gen)
+    write_run(b / "x", ours("mmlu_x", "1"), configs={"postforget_mmlu_x": {"generation_kwargs": {"max_gen_toks": 512}}})
+    write_run(a / "x", ours("mmlu_x", "1"))
+    result = pair(b, a, analyses=False)
+    mc = result.samples[result.samples["subtask"] == "plain"]
+    assert [list(v) for v in mc["option_ll_before"]] == [[-1.0, -5.0, -5.0]] * 2
+    runs = {r["task"]: r["max_gen_toks"] for r in result.summary["runs"]["before"]}
+    assert runs == {"plain": None, "postforget_mmlu_x": 512}

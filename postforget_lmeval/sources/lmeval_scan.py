@@ -286,8 +286,8 @@ class Scanner:
         s = line.rfind(_RESPS, 0, r) if r > 0 else -1
         if s < 0:
             return None
-        span = r - s - len(_RESPS) - 4  # [["..."]]
-        return float(max(0, span - 4 * (n - 1)) / n)  # ", " and quotes between replicates
+        span = r - s - len(_RESPS)  # [["a", "b"]]: 4 brackets, 2 quotes per text, ", " between texts
+        return float(max(0, span - 4 * n - 2) / n)
 
     def _ours(self, record: dict[str, Any], pf: Any, line: bytes | None, full: dict[str, Any] | None, loc: int) -> None:
         """A postforget record (a list of them when lm-eval ``repeats`` > 1)."""
