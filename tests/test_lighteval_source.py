@@ -21,7 +21,8 @@ from postforget_lmeval.outputs import write_outputs
 from postforget_lmeval.results import PairingError
 from postforget_lmeval.sources import detect
 from postforget_lmeval.sources.base import ReadRequest
-from postforget_lmeval.sources.lighteval import SOURCE, parse_query, subtask_of
+from postforget_lmeval.sources.lighteval import SOURCE
+from postforget_lmeval.sources.lighteval_items import parse_query, subtask_of
 from tests.fixtures.pairing.lmeval_runs import pf_record, sample_line, write_run
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lighteval"

@@ -1,0 +1,140 @@
+"""Reading LightEval details files: one row shape for 0.10 and 0.13, and the item table of a run.
+
+0.10 writes flat columns (``example``, ``gold``, ``metrics``, ``predictions``, ``specifics`` ...);
+0.13 three struct columns (``doc``, ``metric``, ``model_response``). Correctness is the logged
+``extractive_match``, the answer LightEval's first extracted prediction, the response the first
+generation (0.13 rescoring reads ``text_post_processed``, the text its metric saw). k is the number
+of options in the query, else of the doc's choices (the paper's tasks log letters as choices).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from postforget_lmeval.sources.base import Problem, ReadRequest, RunRead, item_frame
+from postforget_lmeval.sources.lighteval_items import HIDDEN_OPTIONS_K, keys, subtask_of
+
+METRIC = "extractive_match"
+
+
+def _letters(indices: Any) -> str:
+    idx = indices if isinstance(indices, (list, tuple)) else [indices]
+    return "".join(chr(65 + int(i)) for i in idx if i is not None and int(i) >= 0)
+
+
+_V013_FIELDS = ("doc.query", "doc.choices", "doc.gold_index", "doc.specific", "metric", "model_response.text",
+                "model_response.text_post_processed")  # fmt: skip
+_V010_FIELDS = ("example", "gold", "metrics", "predictions", "specifics")
+
+
+def _has_field(schema: pa.Schema, dotted: str) -> bool:
+    head, _, child = dotted.partition(".")
+    if head not in schema.names:
+        return False
+    kind = schema.field(head).type
+    return not child or (pa.types.is_struct(kind) and kind.get_field_index(child) >= 0)
+
+
+def rows_of(path: str, full: bool = False) -> list[dict[str, Any]]:
+    """One dict per details row, the same fields for both versions.
+
+    Only the fields pairing needs are read (token ids and log-probs stay on disk); ``full`` reads the
+    whole row, with the prompt and the logged doc, for ``load_item``.
+    """
+    schema = pq.read_schema(path)
+    names = schema.names
+    if "doc" in names:  # 0.13: three struct columns; a nested selection comes back as flat columns
+        present = [f for f in _V013_FIELDS if _has_field(schema, f)]
+        table = pq.read_table(path, columns=None if full else present)
+        if full:
+            docs, metrics, resps = (
+                table.column(c).to_pylist() if c in table.column_names else [{}] * table.num_rows
+                for c in ("doc", "metric", "model_response")
+            )
+        else:
+            flat = {f.split(".")[-1]: table.column(f.split(".")[-1]).to_pylist() for f in present if "." in f}
+            none = [None] * table.num_rows
+            docs = [dict(zip(("query", "choices", "gold_index", "specific"), v)) for v in zip(
+                *(flat.get(k, none) for k in ("query", "choices", "gold_index", "specific")))]  # fmt: skip
+            metrics = table.column("metric").to_pylist() if "metric" in present else none
+            resps = [{"text": t, "text_post_processed": p}
+                     for t, p in zip(flat.get("text", none), flat.get("text_post_processed", none))]  # fmt: skip
+        out = []
+        for doc, metric, resp in zip(docs, metrics, resps):
+            texts = list(resp.get("text") or [])
+            out.append({
+                "query": doc.get("query") or "", "choices": list(doc.get("choices") or []),
+                "gold": _letters(doc.get("gold_index")),
+                "extracted": list((doc.get("specific") or {}).get("extracted_predictions") or []),
+                "score": (metric or {}).get(METRIC), "responses": texts,
+                "scored_text": list(resp.get("text_post_processed") or []) or texts,
+                "prompt": resp.get("input"), "doc": doc,
+            })  # fmt: skip
+        return out
+    cols = (*_V010_FIELDS, "full_prompt")
+    table = pq.read_table(path, columns=[c for c in cols if c in names and (full or c != "full_prompt")])
+    data = {c: table.column(c).to_pylist() if c in table.column_names else [None] * table.num_rows for c in cols}
+    return [
+        {
+            "query": ex or "", "choices": [], "gold": "".join(g or []),
+            "extracted": list((sp or {}).get("extracted_predictions") or []),
+            "score": (m or {}).get(METRIC), "responses": list(pr or []), "scored_text": list(pr or []),
+            "prompt": fp, "doc": {"example": ex, "gold": g, "specifics": sp},
+        }
+        for ex, g, m, pr, sp, fp in zip(*(data[c] for c in cols))
+    ]  # fmt: skip
+
+
+def read_run(req: ReadRequest) -> RunRead:
+    from postforget_lmeval.rescoring import rescore
+
+    run, path = req.run, str(req.run.samples_path)
+    subtask, category = subtask_of(run.task)
+    fmt = "letters" if subtask == "saladbench_mrq" else "letter"
+    rows = rows_of(path)
+    cols: dict[str, list[Any]] = {c: [] for c in (
+        "doc_id", "doc_hash", "correct", "k", "answer", "gold", "status", "locator", "response_chars",
+        "subtask", "category", *(("correct_logged",) if req.rescore else ()),
+    )}  # fmt: skip
+    missing = not_rescored = 0
+    for i, (row, (doc_id, _, options, doc_hash)) in enumerate(zip(rows, keys(rows))):
+        if row["score"] is None:
+            missing += 1
+            continue
+        logged = int(round(float(row["score"])))
+        k = float(len(row["choices"]) or len(options)) or HIDDEN_OPTIONS_K.get(subtask, float("nan"))
+        answer = row["extracted"][0] if row["extracted"] else None
+        status = "answered" if answer else "no_answer"
+        correct = logged
+        if req.rescore:
+            if options and row["gold"] and row["scored_text"]:
+                got = rescore(row["scored_text"][0], options, row["gold"], fmt, req.rescore)
+                answer, status, correct = got.answer, got.status, got.correct
+            else:
+                not_rescored += 1
+            cols["correct_logged"].append(logged)
+        response = row["responses"][0] if row["responses"] else None
+        for name, value in (
+            ("doc_id", doc_id), ("doc_hash", doc_hash),
+            ("correct", correct), ("k", k), ("answer", answer), ("gold", row["gold"] or None), ("status", status),
+            ("locator", i), ("response_chars", float("nan") if response is None else float(len(response))),
+            ("subtask", subtask), ("category", category),
+        ):  # fmt: skip
+            cols[name].append(value)
+    problems = []
+    if missing:
+        problems.append(Problem(path, f"{missing} row(s) without metric {METRIC} skipped", "no_metric", missing))
+    if not_rescored:
+        problems.append(Problem(
+            path, f"{not_rescored} row(s) cannot be rescored (no options in the prompt or no gold); their logged "
+            "score is used", "not_rescored", not_rescored,
+        ))  # fmt: skip
+    if run.n_expected is not None and len(rows) < run.n_expected:
+        problems.append(
+            Problem(path, f"holds {len(rows)} of the {run.n_expected} items LightEval evaluated", "incomplete")
+        )
+    info = {"filter": "none", "metric": METRIC, "lines": len(rows), "items": len(set(cols["doc_id"])), "extractors": []}
+    return RunRead(req, item_frame(run, path, cols), problems, [], info)
