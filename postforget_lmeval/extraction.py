@@ -77,7 +77,7 @@ import heapq
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Literal
 
 from postforget_lmeval.prompts import LETTERS, AnswerFormat
@@ -232,7 +232,10 @@ def _normalise(text: str) -> str:
     Symbols other than a minus sign are dropped on both sides, so ``[2 \\leq y \\leq 8]`` reads as
     the option ``2 ≤ y ≤ 8`` and not as ``–2 ≤ y ≤ 8``.
     """
-    text = _MINUS.sub(" minus ", _LATEX_COMMAND.sub(" ", text))
+    if "\\" in text:
+        text = _LATEX_COMMAND.sub(" ", text)
+    if "-" in text or "–" in text or "−" in text:
+        text = _MINUS.sub(" minus ", text)
     return _NON_ALNUM.sub(" ", text.lower()).strip()
 
 
@@ -267,6 +270,11 @@ class _Item:
         return {LETTERS[i]: _normalise(str(option)) for i, option in enumerate(self.options[: self.n_letters])}
 
     @cached_property
+    def longest(self) -> int:
+        """Characters in the longest option text: a longer reply or tail cannot be one."""
+        return max((len(str(option)) for option in self.options[: self.n_letters]), default=0)
+
+    @cached_property
     def by_text(self) -> dict[str, str]:
         """Option text -> letter; only a text that no other option shares identifies a letter."""
         texts = list(self.text_of.values())
@@ -285,10 +293,23 @@ class _Item:
         return Extraction(answer, "answered" if valid else "invalid")
 
 
+@lru_cache(maxsize=4096)
+def _cached_item(options: tuple[str, ...], answer_format: AnswerFormat) -> _Item:
+    return _Item(options, answer_format)
+
+
+def _item(options: Sequence[str], answer_format: AnswerFormat) -> _Item:
+    """The item's options, shared by the responses to one item (both sides, every seed and replicate)."""
+    try:
+        return _cached_item(tuple(options), answer_format)
+    except TypeError:  # unhashable option values
+        return _Item(options, answer_format)
+
+
 def _clean(payload: str) -> str:
     """Strip markdown, quotes, LaTeX wrappers and an "option"/"choice" prefix around an answer."""
     text = payload[:_MAX_PAYLOAD]
-    for _ in range(3):  # nested wrappers such as \boxed{\text{C}}
+    for _ in range(3 if "\\" in text else 0):  # nested wrappers such as \boxed{\text{C}}
         text, replaced = _LATEX_WRAP.subn(r"\1", text)
         if not replaced:
             break
@@ -371,6 +392,8 @@ def _parse(payload: str, item: _Item) -> Extraction | None:
     text = _clean(payload)
     if not text:
         return None
+    if len(text) == 1 and text.isascii() and text.isalpha() and item.format != "number":
+        return item.verdict(text.upper())  # the common case, "Answer: B"
     if item.format == "number":
         answer = _number(text)
     else:
@@ -553,7 +576,10 @@ def _closing(line: str, item: _Item) -> Extraction | None:
         return item.verdict((match.group("b") or match.group("s")).upper())
     sentence = line[max(line.rfind(". "), line.rfind("? "), line.rfind("! ")) + 1 :]
     for verb in reversed(list(_CLOSING_VERB.finditer(sentence))):
-        letter = item.by_text.get(_normalise(sentence[verb.end() :]))
+        tail = sentence[verb.end() :]
+        if len(tail) > 2 * item.longest + 20:
+            break  # earlier verbs leave even longer tails
+        letter = item.by_text.get(_normalise(tail))
         if letter:
             return item.verdict(letter)
     return None
@@ -561,14 +587,25 @@ def _closing(line: str, item: _Item) -> Extraction | None:
 
 def _whole_option(text: str, item: _Item) -> Extraction | None:
     """Rule 5: the whole reply is the text of exactly one option."""
-    if item.format != "letter" or len(text) > _MAX_PAYLOAD * 4:
+    if item.format != "letter" or len(text) > 2 * item.longest + 20:
         return None
     letter = item.by_text.get(_normalise(text))
     return item.verdict(letter) if letter else None
 
 
+# The layout the prompts ask for, "Answer: B" alone on the last line (markdown allowed). When the
+# last line is exactly that, it holds the last explicit marker and rule 1 reads its letter, so it
+# is read at once without searching the rest of the reply.
+_FINAL_LINE = re.compile(r"[ \t*_#>]*(?:final[ \t]+)?answer[ \t*_]*:[ \t*_]*\(?([A-Za-z])\)?[ \t*_.]*", re.I)
+
+
 def _from_text(text: str, item: _Item) -> Extraction | None:
     """Rules 1-5 on visible text."""
+    if item.format != "number":
+        end = len(text.rstrip())
+        final = _FINAL_LINE.fullmatch(text, text.rfind("\n", 0, end) + 1, end)
+        if final:
+            return item.verdict(final.group(1).upper())
     low = _lower(text)
     found = _explicit(text, low, item) or _prose(text, low, item)
     if found:
@@ -609,7 +646,7 @@ def extract_answer(
     ``options`` are the option texts in order (letter i is ``LETTERS[i]``); for
     ``answer_format="number"`` they are the valid answers as number strings.
     """
-    item = _Item(options, answer_format)
+    item = _item(options, answer_format)
     text = response if isinstance(response, str) else ""
     thinking, reply, open_thinking = "", text, None
     if "<" in text:  # tags and special tokens; most replies have none, so skip the scans

@@ -53,7 +53,7 @@ MATCHER_VERSION = 1
 
 @lru_cache(maxsize=32)
 def _patterns(k: int) -> tuple[re.Pattern[str], ...]:
-    """The priority groups, highest priority first, for items with k options."""
+    """The priority groups 0-250, highest priority first, for items with k options."""
     allowed = LETTERS[:k]
     index = rf"(?P<letter>[{allowed}]|\([{allowed}]\))"
     suffix = r"(?:\*\*)?(?:[.,: ]|$)"
@@ -66,13 +66,32 @@ def _patterns(k: int) -> tuple[re.Pattern[str], ...]:
         rf"^(?:\*\*)?{index}{suffix}",
         rf"\n(?:\*\*)?{index}{suffix}",
         spaced,
-        index,
-    )
+    )  # priority 300, "X anywhere", is read without a regex (see extract_letter)
     return tuple(re.compile(pattern) for pattern in groups)
 
 
-# Which substring a priority group cannot match without; a cheap test that skips the regex scan.
-_NEEDS = ("final answer", "final answer", "answer", "answer", None, "\n", None, None)
+# Where a match of each priority group can start: at an occurrence of this (lowercase) text, at the
+# start of the text only (200), or anywhere (None). Trying the pattern only there, left to right and
+# after the previous match's end, finds exactly finditer's matches without a regex scan of the text.
+_STARTS = ("final answer", "final answer", "answer", "answer", "", "\n", None)
+
+
+def _last_match(pattern: re.Pattern[str], response: str, low: str | None, start: str | None) -> re.Match[str] | None:
+    """The last (right-most) of pattern's non-overlapping matches, as finditer would find them."""
+    last = None
+    if start == "":
+        return pattern.match(response)
+    if start is None or low is None:
+        for last in pattern.finditer(response):
+            pass
+        return last
+    at = low.find(start)
+    while at >= 0:
+        match = pattern.match(response, at)
+        if match:
+            last = match
+        at = low.find(start, max(match.end(), at + 1) if match else at + 1)
+    return last
 
 
 def extract_letter(response: str, k: int) -> str | None:
@@ -80,17 +99,16 @@ def extract_letter(response: str, k: int) -> str | None:
     if not isinstance(response, str) or k <= 0:
         return None
     low = response.lower()
-    for needed, pattern in zip(_NEEDS, _patterns(min(k, len(LETTERS))), strict=True):
-        if needed is not None and needed not in low:
-            continue
-        # finditer's matches do not overlap and end further right one after another: the last
-        # one is the right-most, as LightEval picks it.
-        last = None
-        for last in pattern.finditer(response):
-            pass
-        if last is not None:
-            return last.group("letter").strip("()")
-    return None
+    if len(low) != len(response):  # a few characters lengthen when lowercased: scan with the regexes
+        low = None
+    allowed = LETTERS[: min(k, len(LETTERS))]
+    for start, pattern in zip(_STARTS, _patterns(len(allowed)), strict=True):
+        match = _last_match(pattern, response, low, start)
+        if match is not None:
+            return match.group("letter").strip("()")
+    # Priority 300, X or (X) anywhere: the right-most match holds the text's last allowed capital.
+    last = max(response.rfind(letter) for letter in allowed)
+    return response[last] if last >= 0 else None
 
 
 def _gold_letters(gold: str, answer_format: str) -> str:
