@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from postforget_lmeval import extraction
 from postforget_lmeval.extraction import Extraction, extract_answer
 from postforget_lmeval.prompts import LETTERS, AnswerFormat
 
@@ -189,3 +190,27 @@ def test_unclosed_think_without_answer_line_is_unfinished(thought: str) -> None:
     for answer_format in FORMATS:
         options = [str(i) for i in range(19)] if answer_format == "number" else ["w", "x", "y", "z"]
         assert extract_answer("<think>" + thought, options, answer_format) == Extraction(None, "unfinished")
+
+
+@PROPERTY_SETTINGS
+@given(
+    prefix=any_text,
+    line=st.sampled_from(["Answer: {}", "**Answer:** {}", "answer: ({})", "Final Answer: {}.", "## Answer: **{}**"]),
+    letter=st.sampled_from("ABCDEFGabc"),
+    answer_format=st.sampled_from(("letter", "letters")),
+)
+def test_final_answer_line_shortcut_agrees_with_rule_1(
+    prefix: str, line: str, letter: str, answer_format: AnswerFormat
+) -> None:
+    """The prompted last line is read without a search; the search (rule 1) must read it the same way."""
+    text = f"{prefix}\n{line.format(letter)}"
+    item = extraction._Item(CITIES, answer_format)
+    assert extraction._from_text(text, item) == extraction._explicit(text, extraction._lower(text), item)
+
+
+@PROPERTY_SETTINGS
+@given(prefix=plain_reasoning, first=st.sampled_from("ABCD"), second=st.sampled_from("ABCD"))
+def test_a_closing_hedge_is_never_an_answer(prefix: str, first: str, second: str) -> None:
+    """However the reasoning went, a last answer line "Answer: (X) or (Y)" chooses nothing."""
+    response = f"{prefix}\nAnswer: ({first}) or ({second})."
+    assert extract_answer(response, CITIES) == Extraction(None, "no_answer")
