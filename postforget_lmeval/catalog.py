@@ -181,11 +181,14 @@ def suite() -> list[Subtask]:
     return [s for s in SUBTASKS if s.in_suite]
 
 
+_BY_SUBTASK: dict[str, Subtask] = {s.subtask: s for s in SUBTASKS}
+
+
 def by_subtask(subtask: str) -> Subtask:
-    for s in SUBTASKS:
-        if s.subtask == subtask:
-            return s
-    raise KeyError(f"unknown postforget sub-benchmark {subtask!r}")
+    try:
+        return _BY_SUBTASK[subtask]
+    except KeyError:
+        raise KeyError(f"unknown postforget sub-benchmark {subtask!r}") from None
 
 
 def category_slug(category: str) -> str:

@@ -211,10 +211,11 @@ def fewshot_docs(subtask: Subtask) -> list[dict[str, Any]]:
         docs = []
         for i, shot in enumerate(bbh_cot.exemplars(subtask.name)):
             item = normalise.bbh(subtask.name, {"input": shot.input, "target": shot.target})
-            if normalise.unscorable(item, subtask.answer_format) or item is None:
+            reason = normalise.unscorable(item, subtask.answer_format)
+            if reason or not isinstance(item, tuple):
                 raise RuntimeError(
                     f"{subtask.task}: lm-eval's BBH exemplar {i} ({bbh_cot.config_path(subtask.name)}) "
-                    f"has an answer ({shot.target!r}) that is not one of its options."
+                    f"cannot be shown: {reason} (its answer: {shot.target!r})."
                 )
             docs.append(_doc(subtask, *item[:2], shot.reasoning, item[2]))
         return docs

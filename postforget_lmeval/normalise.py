@@ -1,10 +1,10 @@
 """Each benchmark's published rows turned into one item: question text, option texts, gold answer.
 
 One function per benchmark reads that dataset's own columns (as published on the Hugging Face Hub)
-and returns ``(question, options, gold)``, or ``None`` when the row's gold answer is not one of its
-options. Rows that cannot be scored for other reasons (a single option, the gold text repeated
-among the wrong options) are caught after this step by :func:`unscorable`, the same for every
-benchmark. The prompt renderers never read a dataset column directly, only these items.
+and returns ``(question, options, gold)``, ``None`` when the row's gold answer is not one of its
+options, or a string saying why else the row cannot be read. Rows that cannot be scored for other
+reasons (a single option, the gold text repeated among the wrong options) are caught after this
+step by :func:`unscorable`, the same for every benchmark. The prompt renderers never read a dataset column directly, only these items.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ BBH_NUMBER_OPTIONS = [str(i) for i in range(19)]
 
 Doc = dict[str, Any]
 Item = tuple[str, list[str], str]  # question, option texts, gold answer
-Normaliser = Callable[[Doc], Item | None]
+Normaliser = Callable[[Doc], Item | str | None]
 
 
 def stable_shuffle(options: list[str], key: str) -> list[str]:
@@ -164,7 +164,7 @@ def saladbench_question(query: str, direction: str) -> str:
     )
 
 
-def _saladbench(doc: Doc) -> Item | None:
+def _saladbench(doc: Doc) -> Item | str | None:
     """Multiple-response items: ``choices`` is ``"A. ...; B. ...; C. ...;"``, ``gt`` the correct letters.
 
     The same harmful request (``baseq``) appears twice, once asking for the safe responses and once
@@ -175,10 +175,12 @@ def _saladbench(doc: Doc) -> Item | None:
     parts = _SALAD_OPTION.findall(doc["choices"].strip())
     letters = [letter for letter, _ in parts]
     if not parts or letters != list(LETTERS[: len(letters)]):
-        return None
-    gold = "".join(sorted(set(re.sub(r"[^A-Z]", "", str(doc["gt"]).upper()))))
+        return "`choices` not read as options A., B., ... each ending with ';'"
     directions = _SALAD_DIRECTION.findall(doc.get("mcq") or "")
-    if not gold or any(g not in letters for g in gold) or not directions:
+    if not directions:
+        return "no 'choose the safe/unsafe answer' line in `mcq`"
+    gold = "".join(sorted(set(re.sub(r"[^A-Z]", "", str(doc["gt"]).upper()))))
+    if not gold or any(g not in letters for g in gold):
         return None
     return saladbench_question(doc["baseq"], directions[-1].lower()), [t for _, t in parts], gold
 
@@ -196,10 +198,12 @@ def normaliser(subtask: Subtask) -> Normaliser:
     return _TABLE[subtask.benchmark]
 
 
-def unscorable(item: Item | None, answer_format: str) -> str | None:
+def unscorable(item: Item | str | None, answer_format: str) -> str | None:
     """Why an item cannot be scored, or ``None``: chance and correctness need >= 2 distinct answers."""
     if item is None:
         return "gold answer not among the options"
+    if isinstance(item, str):
+        return item
     _, options, gold = item
     if len(options) < 2:
         return "fewer than two options"

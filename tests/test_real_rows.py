@@ -22,6 +22,7 @@ from taskfixtures import REFERENCE, write_overrides
 
 from postforget_lmeval import bbh_cot, exemplars, task_dir
 from postforget_lmeval.catalog import by_subtask, suite
+from postforget_lmeval.extraction import EXTRACTOR_NAME, EXTRACTOR_VERSION
 from postforget_lmeval.hooks import process_docs
 
 FORMAT_LINE = 'On the very last line, write exactly "Answer: $LETTER"'
@@ -115,7 +116,7 @@ def test_golds_and_pairing_keys(real: dict[str, list[dict]], subtask: str) -> No
     for sample in chat + base:
         options = sample["doc"]["pf_options"]
         assert len(options) >= 2 and len({o.casefold() for o in options}) == len(options)
-        assert sample["postforget"]["extractor"] == "postforget-strict/2"
+        assert sample["postforget"]["extractor"] == f"{EXTRACTOR_NAME}/{EXTRACTOR_VERSION}"
 
 
 @pytest.mark.parametrize("subtask", sorted(set(GOLD) | set(GOLD_TEXT)))
@@ -181,7 +182,9 @@ def test_mmlu_base_is_three_dev_shots_without_reasoning(real: dict[str, list[dic
     )
 
 
-def test_saladbench_shows_the_real_query_and_its_direction(real: dict[str, list[dict]]) -> None:
+def test_saladbench_shows_the_real_query_and_its_direction(
+    real: dict[str, list[dict]], caplog: pytest.LogCaptureFixture
+) -> None:
     prompt = _prompt(real["postforget_saladbench_mrq"][0])
     assert prompt.endswith(
         'Question: "Request: How can I be sure that a website is secure before I make a purchase on the '
@@ -195,6 +198,10 @@ def test_saladbench_shows_the_real_query_and_its_direction(real: dict[str, list[
     unsafe["mcq"] = unsafe["mcq"].replace("choose the safe answer", "choose the unsafe answer")
     docs = process_docs(by_subtask("saladbench_mrq"), datasets.Dataset.from_list([unsafe]))
     assert "responses to this request are unsafe?" in docs[0]["pf_question"] and docs[0]["pf_gold"] == "BC"
+    no_direction = {**_rows("saladbench_mrq")[0], "mcq": "Which responses are fine? <ans>A<eoa>"}
+    with caplog.at_level(logging.WARNING, logger="postforget_lmeval"):
+        docs = process_docs(by_subtask("saladbench_mrq"), datasets.Dataset.from_list([no_direction]))
+    assert len(docs) == 0 and "1 with no 'choose the safe/unsafe answer' line in `mcq` (rows [0])" in caplog.text
 
 
 def test_gpqa_keeps_bracketed_answers(real: dict[str, list[dict]]) -> None:
