@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from postforget_lmeval.sources.base import Problem, ReadRequest, RunRead, item_frame
@@ -25,9 +26,9 @@ def _letters(indices: Any) -> str:
     return "".join(chr(65 + int(i)) for i in idx if i is not None and int(i) >= 0)
 
 
-_V013_FIELDS = ("doc.query", "doc.choices", "doc.gold_index", "doc.specific", "metric", "model_response.text",
-                "model_response.text_post_processed")  # fmt: skip
+_V013_FIELDS = ("doc.query", "doc.choices", "doc.gold_index", "doc.specific", "metric", "model_response.text")
 _V010_FIELDS = ("example", "gold", "metrics", "predictions", "specifics")
+_NAN = float("nan")
 
 
 def _has_field(schema: pa.Schema, dotted: str) -> bool:
@@ -38,53 +39,71 @@ def _has_field(schema: pa.Schema, dotted: str) -> bool:
     return not child or (pa.types.is_struct(kind) and kind.get_field_index(child) >= 0)
 
 
-def rows_of(path: str, full: bool = False) -> list[dict[str, Any]]:
+def _first_lengths(texts: pa.ChunkedArray) -> list[float]:
+    """Characters of each row's first generation, counted by Arrow (no Python strings); NaN if none."""
+    counts = pc.list_value_length(texts).fill_null(0).to_pylist()
+    firsts = iter(pc.utf8_length(pc.list_flatten(pc.list_slice(texts, 0, 1))).to_pylist())
+    return [_NAN if not n or (v := next(firsts)) is None else float(v) for n in counts]
+
+
+def _texts(values: list[Any] | None, n: int) -> list[list[str]]:
+    return [list(v or []) for v in values] if values is not None else [[] for _ in range(n)]
+
+
+def rows_of(path: str, texts: bool = False, full: bool = False) -> list[dict[str, Any]]:
     """One dict per details row, the same fields for both versions.
 
-    Only the fields pairing needs are read (token ids and log-probs stay on disk); ``full`` reads the
-    whole row, with the prompt and the logged doc, for ``load_item``.
+    Only the fields pairing needs are read (token ids and log-probs stay on disk). The responses
+    come back as text only with ``texts`` (rescoring; 0.13: also the post-processed text its metric
+    saw) or ``full`` (the whole row with the prompt and the logged doc, for ``load_item``);
+    otherwise only their lengths.
     """
     schema = pq.read_schema(path)
-    names = schema.names
-    if "doc" in names:  # 0.13: three struct columns; a nested selection comes back as flat columns
-        present = [f for f in _V013_FIELDS if _has_field(schema, f)]
-        table = pq.read_table(path, columns=None if full else present)
+    v013 = "doc" in schema.names
+    fields = list(_V013_FIELDS if v013 else _V010_FIELDS)
+    if texts and v013:
+        fields.append("model_response.text_post_processed")
+    present = [f for f in fields if _has_field(schema, f)]
+    table = pq.read_table(path, columns=None if full else present)
+    n = table.num_rows
+    text_col = ("model_response" if full else "text") if v013 else "predictions"
+    chars = _first_lengths(
+        pc.struct_field(table.column("model_response"), "text") if full and v013 else table.column(text_col)
+    ) if (full and v013) or text_col in table.column_names else [_NAN] * n  # fmt: skip
+    if v013:
         if full:
-            docs, metrics, resps = (
-                table.column(c).to_pylist() if c in table.column_names else [{}] * table.num_rows
-                for c in ("doc", "metric", "model_response")
-            )
+            docs, metrics, resps = (table.column(c).to_pylist() for c in ("doc", "metric", "model_response"))
         else:
-            flat = {f.split(".")[-1]: table.column(f.split(".")[-1]).to_pylist() for f in present if "." in f}
-            none = [None] * table.num_rows
+            col = {f.split(".")[-1]: table.column(f.split(".")[-1]).to_pylist() for f in present if "." in f}
             docs = [dict(zip(("query", "choices", "gold_index", "specific"), v)) for v in zip(
-                *(flat.get(k, none) for k in ("query", "choices", "gold_index", "specific")))]  # fmt: skip
-            metrics = table.column("metric").to_pylist() if "metric" in present else none
-            resps = [{"text": t, "text_post_processed": p}
-                     for t, p in zip(flat.get("text", none), flat.get("text_post_processed", none))]  # fmt: skip
-        out = []
-        for doc, metric, resp in zip(docs, metrics, resps):
-            texts = list(resp.get("text") or [])
-            out.append({
+                *(col.get(k, [None] * n) for k in ("query", "choices", "gold_index", "specific")))]  # fmt: skip
+            metrics = table.column("metric").to_pylist() if "metric" in present else [None] * n
+            resps = [
+                {"text": t, "text_post_processed": q}
+                for t, q in zip(_texts(col.get("text") if texts else None, n), _texts(col.get("text_post_processed"), n))
+            ]
+        return [
+            {
                 "query": doc.get("query") or "", "choices": list(doc.get("choices") or []),
                 "gold": _letters(doc.get("gold_index")),
                 "extracted": list((doc.get("specific") or {}).get("extracted_predictions") or []),
-                "score": (metric or {}).get(METRIC), "responses": texts,
-                "scored_text": list(resp.get("text_post_processed") or []) or texts,
-                "prompt": resp.get("input"), "doc": doc,
-            })  # fmt: skip
-        return out
+                "score": (metric or {}).get(METRIC), "responses": list(resp.get("text") or []),
+                "scored_text": list(resp.get("text_post_processed") or []) or list(resp.get("text") or []),
+                "response_chars": c, "prompt": resp.get("input"), "doc": doc,
+            }
+            for doc, metric, resp, c in zip(docs, metrics, resps, chars)
+        ]  # fmt: skip
     cols = (*_V010_FIELDS, "full_prompt")
-    table = pq.read_table(path, columns=[c for c in cols if c in names and (full or c != "full_prompt")])
-    data = {c: table.column(c).to_pylist() if c in table.column_names else [None] * table.num_rows for c in cols}
+    wanted = [c for c in table.column_names if texts or full or c != "predictions"]
+    data = {c: table.column(c).to_pylist() if c in wanted else [None] * n for c in cols}
     return [
         {
             "query": ex or "", "choices": [], "gold": "".join(g or []),
             "extracted": list((sp or {}).get("extracted_predictions") or []),
             "score": (m or {}).get(METRIC), "responses": list(pr or []), "scored_text": list(pr or []),
-            "prompt": fp, "doc": {"example": ex, "gold": g, "specifics": sp},
+            "response_chars": c, "prompt": fp, "doc": {"example": ex, "gold": g, "specifics": sp},
         }
-        for ex, g, m, pr, sp, fp in zip(*(data[c] for c in cols))
+        for ex, g, m, pr, sp, fp, c in zip(*(data[c] for c in cols), chars)
     ]  # fmt: skip
 
 
@@ -94,7 +113,7 @@ def read_run(req: ReadRequest) -> RunRead:
     run, path = req.run, str(req.run.samples_path)
     subtask, category = subtask_of(run.task)
     fmt = "letters" if subtask == "saladbench_mrq" else "letter"
-    rows = rows_of(path)
+    rows = rows_of(path, texts=req.rescore is not None)
     cols: dict[str, list[Any]] = {c: [] for c in (
         "doc_id", "doc_hash", "correct", "k", "answer", "gold", "status", "locator", "response_chars",
         "subtask", "category", *(("correct_logged",) if req.rescore else ()),
@@ -116,11 +135,10 @@ def read_run(req: ReadRequest) -> RunRead:
             else:
                 not_rescored += 1
             cols["correct_logged"].append(logged)
-        response = row["responses"][0] if row["responses"] else None
         for name, value in (
             ("doc_id", doc_id), ("doc_hash", doc_hash),
             ("correct", correct), ("k", k), ("answer", answer), ("gold", row["gold"] or None), ("status", status),
-            ("locator", i), ("response_chars", float("nan") if response is None else float(len(response))),
+            ("locator", i), ("response_chars", row["response_chars"]),
             ("subtask", subtask), ("category", category),
         ):  # fmt: skip
             cols[name].append(value)
