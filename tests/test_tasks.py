@@ -194,3 +194,18 @@ def test_malformed_bbh_row_is_dropped_and_reported(evaluated: dict[str, list[dic
         kept = process_docs(by_subtask("bbh_ruin_names"), Dataset.from_list(rows))
     assert len(kept) == 2
     assert "dropped 1 of 3 row(s) that cannot be scored: 1 with gold answer not among the options (rows [1])" in caplog.text
+
+
+def test_own_exemplars_are_scorable_and_reasoned() -> None:
+    from postforget_lmeval import exemplars
+    from postforget_lmeval.normalise import unscorable
+
+    for entry in suite():
+        if entry.fewshot_split:  # MMLU: exemplars come from the dev split
+            continue
+        docs = exemplars.fewshot_docs(entry)
+        assert len(docs) == exemplars.count(entry), entry.task
+        for doc in docs:
+            item = (doc["pf_question"], doc["pf_options"], doc["pf_gold"])
+            assert unscorable(item, entry.answer_format) is None, (entry.task, doc["pf_question"])
+            assert doc["pf_reasoning"] and doc["pf_subtask"] == entry.subtask
