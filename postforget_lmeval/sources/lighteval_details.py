@@ -66,21 +66,24 @@ def rows_of(path: str, texts: bool = False, full: bool = False) -> list[dict[str
     present = [f for f in fields if _has_field(schema, f)]
     table = pq.read_table(path, columns=None if full else present)
     n = table.num_rows
-    text_col = ("model_response" if full else "text") if v013 else "predictions"
-    chars = _first_lengths(
-        pc.struct_field(table.column("model_response"), "text") if full and v013 else table.column(text_col)
-    ) if (full and v013) or text_col in table.column_names else [_NAN] * n  # fmt: skip
+    if v013 and full:
+        generations = pc.struct_field(table.column("model_response"), "text")
+    else:
+        name = "text" if v013 else "predictions"
+        generations = table.column(name) if name in table.column_names else None
+    chars = [_NAN] * n if generations is None else _first_lengths(generations)
     if v013:
         if full:
             docs, metrics, resps = (table.column(c).to_pylist() for c in ("doc", "metric", "model_response"))
         else:
-            col = {f.split(".")[-1]: table.column(f.split(".")[-1]).to_pylist() for f in present if "." in f}
+            flat = [f.split(".")[-1] for f in present if "." in f]
+            col = {f: table.column(f).to_pylist() for f in flat if texts or f != "text"}
             docs = [dict(zip(("query", "choices", "gold_index", "specific"), v)) for v in zip(
                 *(col.get(k, [None] * n) for k in ("query", "choices", "gold_index", "specific")))]  # fmt: skip
             metrics = table.column("metric").to_pylist() if "metric" in present else [None] * n
             resps = [
                 {"text": t, "text_post_processed": q}
-                for t, q in zip(_texts(col.get("text") if texts else None, n), _texts(col.get("text_post_processed"), n))
+                for t, q in zip(_texts(col.get("text"), n), _texts(col.get("text_post_processed"), n))
             ]
         return [
             {
