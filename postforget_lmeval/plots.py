@@ -67,6 +67,6 @@ def many_pairs_png(long: pd.DataFrame) -> bytes:
         ax.set_ylabel("% of items")
         ax.set_title(f"{title} ± std across seeds; dashed: ceiling {ceiling}", fontsize=10)
         ax.grid(axis="y", alpha=0.3)
-    axes[0].legend(fontsize=8, ncols=min(4, len(pairs)))
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", fontsize=8, ncols=min(5, len(pairs)))
     axes[-1].set_xticks(x, [category_label(c) for c in order], rotation=30, ha="right")
     return _png(fig)

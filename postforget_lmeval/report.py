@@ -72,14 +72,14 @@ def paper_table(result: PairResult, average: str = "macro") -> pd.DataFrame:
 
 
 def frame_rich(frame: pd.DataFrame, title: str) -> Table:
-    """A table of text cells for the terminal; a line above each Overall row."""
+    """A table of text cells for the terminal; lines around each Overall row."""
     table = Table(title=title)
     text = frame.astype(str)
     for name in text.columns:
         table.add_column(str(name), justify="left" if name in ("Category", "category", "metric") else "right")
     rows = text.values.tolist()
     for i, row in enumerate(rows):
-        table.add_row(*row, end_section=i + 1 < len(rows) and "Overall" in rows[i + 1])
+        table.add_row(*row, end_section=i + 1 < len(rows) and ("Overall" in row or "Overall" in rows[i + 1]))
     return table
 
 
