@@ -283,3 +283,16 @@ def test_a_results_file_without_its_details_is_reported(tmp_path):
     assert "--save-details" in found.problems[0]["problem"] and "mmlu_reasoning_letter:abstract_algebra|0" in (
         found.problems[0]["problem"]
     )
+
+
+def test_an_unreadable_details_file_is_reported_with_its_path(tmp_path):
+    shutil.copytree(FIXTURES / "v0_10", tmp_path / "pair")
+    run = next(r for r in _runs("v0_10", "after") if "capitals" in r.task and r.seed == 1)
+    broken = tmp_path / "pair" / run.samples_path.relative_to(FIXTURES / "v0_10")
+    broken.write_bytes(broken.read_bytes()[:100])  # cut short, as by an interrupted copy
+    result = pair(tmp_path / "pair" / "before", tmp_path / "pair" / "after")
+    assert any(str(broken) in w and "not a readable parquet file" in w for w in result.warnings)
+    sub = result.subtasks.set_index(["subtask", "seed"])
+    assert ("synth_reasoning_letter:capitals", "1") not in sub.index and sub["n"].sum() == 26
+    with pytest.raises(PairingError, match="not a readable parquet file"):
+        pair(tmp_path / "pair" / "before", tmp_path / "pair" / "after", strict=True)

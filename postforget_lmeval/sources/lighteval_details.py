@@ -116,7 +116,11 @@ def read_run(req: ReadRequest) -> RunRead:
     run, path = req.run, str(req.run.samples_path)
     subtask, category = subtask_of(run.task)
     fmt = "letters" if subtask == "saladbench_mrq" else "letter"
-    rows = rows_of(path, texts=req.rescore is not None)
+    try:
+        rows = rows_of(path, texts=req.rescore is not None)
+        unreadable = None
+    except (pa.ArrowException, OSError) as exc:  # a truncated or foreign file, not a details parquet
+        rows, unreadable = [], Problem(path, f"is not a readable parquet file ({exc}); task {run.task} skipped", "file")
     cols: dict[str, list[Any]] = {c: [] for c in (
         "doc_id", "doc_hash", "correct", "k", "answer", "gold", "status", "locator", "response_chars",
         "subtask", "category", *(("correct_logged",) if req.rescore else ()),
@@ -145,7 +149,7 @@ def read_run(req: ReadRequest) -> RunRead:
             ("subtask", subtask), ("category", category),
         ):  # fmt: skip
             cols[name].append(value)
-    problems = []
+    problems = [unreadable] if unreadable else []
     if missing:
         problems.append(Problem(path, f"{missing} row(s) without metric {METRIC} skipped", "no_metric", missing))
     if not_rescored:
