@@ -172,6 +172,7 @@ def metric():
 def make_task(namespace: str, subset: str) -> LightevalTask:
     name = f"{namespace}_letter:{subset}"
     common = dict(
+        # No dataset is loaded: the docs are built here, so the prompt function is never called.
         name=name, prompt_function=lambda line, task_name=None: None, hf_repo="local/synthetic", hf_subset=subset,
         evaluation_splits=["test"], hf_avail_splits=["test"], generation_size=32768,
         stop_sequence=["<|im_start|>", "Question: ", "You are a helpful assistant"],
@@ -230,7 +231,7 @@ def run(out: Path, side: str, seed: int, task_specs) -> None:
     for (namespace, subset, instruction, items), (key, task) in zip(task_specs, task_dict.items()):
         logged_name = f"{key}|0" if V010 else key
         tracker.versions_logger.log(logged_name, 0)
-        shots = [it for it in TASKS[0][3][:2]] if side == "before" else []
+        shots = TASKS[0][3][:2] if side == "before" else []  # every task's exemplars: the first two MMLU items
         docs, order = docs_for(logged_name, side, instruction, items, shots)
         rng = random.Random(f"{side}{seed}{key}")
         m = task.metrics[0]
