@@ -149,7 +149,9 @@ _PHRASES: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
     (
         "answer",
         # "the answer that doesn't fit the description is (C)": a short relative clause may intervene.
-        re.compile(rf"answers?(?:[ \t]+(?:that|which|to|for)[^.\n!?:;]{{0,60}}?)?[ \t]+{_VERB}{_QUALIFIERS}[ \t]*[:：]?"),
+        re.compile(
+            rf"answers?(?:[ \t]+(?:that|which|to|for)[^.\n!?:;]{{0,60}}?)?[ \t]+{_VERB}{_QUALIFIERS}[ \t]*[:：]?"
+        ),
         None,
     ),
     *(

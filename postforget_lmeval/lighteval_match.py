@@ -1,9 +1,10 @@
 """LightEval 0.10's extractive match for native letters, as the paper scored its runs.
 
 The paper's released evaluation code (Harmon et al., 2026; ``lighteval==0.10.0``) scored every
-generation with LightEval 0.10.0's ``multilingual_extractive_match_metric`` (English, ``IndicesExtractionConfig("NativeLetters")``
-for gold and prediction, default ``fallback_mode="first_match"`` and ``extraction_mode="any_match"``,
-and 0.10's ``try_extract_without_anchor=True``). This module states those rules in our own code so
+generation with LightEval 0.10.0's ``multilingual_extractive_match_metric`` (English,
+``IndicesExtractionConfig("NativeLetters")`` for gold and prediction, default
+``fallback_mode="first_match"`` and ``extraction_mode="any_match"``, and 0.10's
+``try_extract_without_anchor=True``). This module states those rules in our own code so
 that logged runs can be rescored the paper's way and compared with the strict extractor.
 
 With ``X`` one of the first k capital letters (k = number of options), written ``X`` or ``(X)``,

@@ -113,7 +113,7 @@ def summarise(results: dict[str, PairResult]) -> Sensitivity:
     table = table.join(pd.concat(columns, axis=1), how="left")
     order = [c for c in table.index if c != OVERALL] + [OVERALL]
     table = table.loc[order].rename_axis("category").reset_index()
-    scored_by = {s: ", ".join(sorted(set(results[s].subtasks.get("scored_by", pd.Series(dtype=str)).dropna()))) for s in scorings}
+    scored_by = {s: ", ".join(sorted(set(results[s].subtasks["scored_by"].dropna()))) for s in scorings}
     return Sensitivity(table, scored_by, results)
 
 
