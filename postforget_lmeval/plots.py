@@ -8,13 +8,16 @@ report.html, which therefore needs no network and no files beside it.
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
 from postforget_lmeval.report import category_label, category_order
 from postforget_lmeval.results import PairResult
+
+if TYPE_CHECKING:  # matplotlib is imported when a figure is drawn (about a second; not with --no-plot)
+    from matplotlib.figure import Figure
 
 PANELS = (("F_true", "F_max", "Forgetting F_true"), ("BT_true", "BT_max", "Backward transfer BT_true"))
 DPI = 110
@@ -40,6 +43,8 @@ def categories_png(result: PairResult) -> bytes:
     cats = result.categories[result.categories["average"] == "macro"].set_index("category")
     cats = cats.reindex(category_order(cats.index))
     x = np.arange(len(cats))
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(max(6.5, 0.75 * len(cats) + 2.5), 6.2), layout="constrained")
     axes = fig.subplots(2, 1, sharex=True)
     for ax, (metric, ceiling, title), color in zip(axes, PANELS, ("#c0392b", "#2471a3")):
@@ -57,6 +62,8 @@ def many_pairs_png(long: pd.DataFrame) -> bytes:
     order = category_order(long["category"])
     x = np.arange(len(order))
     width = 0.8 / max(1, len(pairs))
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(max(7.0, len(order) * (0.5 + 0.22 * len(pairs)) + 2.5), 6.8), layout="constrained")
     axes = fig.subplots(2, 1, sharex=True)
     colors = [f"C{i % 10}" for i in range(len(pairs))]
