@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import union_categoricals
 
 from postforget_lmeval import metrics, paper, provenance, sources, tables
 from postforget_lmeval.results import PairingError, PairResult
@@ -75,24 +76,37 @@ def _record(side: str, source: Source, read: RunRead, got: Collected) -> None:
         got.dropped.append({"side": side, "task": run.task, "reason": f"no usable sample in {run.samples_path}"})
 
 
+def _stack(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The item tables of one side as one table, column by column (categories unioned, not made objects).
+
+    A run that was not rescored logs its own score, so its ``correct_logged`` is its ``correct``.
+    """
+    if any("correct_logged" in f for f in frames):
+        frames = [f if "correct_logged" in f else f.assign(correct_logged=f["correct"]) for f in frames]
+    columns = {}
+    for name in frames[0].columns:
+        parts = [f[name] for f in frames]
+        if isinstance(parts[0].dtype, pd.CategoricalDtype):
+            columns[name] = union_categoricals([p.array for p in parts])
+        else:
+            columns[name] = np.concatenate([p.to_numpy() for p in parts])
+    return pd.DataFrame(columns)
+
+
 def _side_table(
     side: str, reads: list[RunRead], source: Source, k: float | None, got: Collected
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """All items of one side in one table, deduplicated; raises on ambiguous runs and on a dataset that changed."""
-    frames = []
-    for read in reads:
-        items = read.items
-        if items.empty:
-            continue
-        if k is not None and not read.request.run.self_scored:
-            items = items.assign(k=float(k))
-        frames.append(items.assign(has_repeats=bool(items["replicate"].max() > 0)))
+    frames = [read for read in reads if not read.items.empty]
     if not frames:
         mine = [w for w in got.warnings if w.startswith(side)]
         raise PairingError(f"no usable samples on the {side} side: " + listing(mine, 5, "; "))
-    df = pd.concat(frames, ignore_index=True).assign(source=source.name)
-    for col in ("task", "file", "seed_value"):
-        df[col] = df[col].astype("category")
+    df = _stack([r.items for r in frames])
+    df["has_repeats"] = np.repeat([bool(r.items["replicate"].max() > 0) for r in frames], [len(r.items) for r in frames])
+    if k is not None:
+        ordinary = np.repeat([not r.request.run.self_scored for r in frames], [len(r.items) for r in frames])
+        df.loc[ordinary, "k"] = float(k)
+    df["source"] = source.name
     tasks = df.groupby(["subtask", "seed_value"], observed=True)["task"].nunique()
     if (tasks > 1).any():
         subtask, seed = tasks[tasks > 1].index[0]
@@ -190,7 +204,7 @@ def _join(before: pd.DataFrame, after: pd.DataFrame, plan_: pd.DataFrame) -> pd.
         keep.append("correct_logged")
         for df in (before, after):
             if "correct_logged" not in df:
-                df["correct_logged"] = pd.array([pd.NA] * len(df), dtype="Int8")
+                df["correct_logged"] = df["correct"]
     b = before.merge(plan_, left_on=["subtask", "seed_value"], right_on=["subtask", "seed_before"])[key + keep]
     a = after.merge(plan_, left_on=["subtask", "seed_value"], right_on=["subtask", "seed_after"])[key + keep]
     joined = b.merge(a, on=key, how="outer", suffixes=("_before", "_after"), indicator=True)

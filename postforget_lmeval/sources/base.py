@@ -153,6 +153,18 @@ class Source(ABC):
         """The item stored at ``locator`` of ``file`` (a ``file``/``locator`` pair of the item table)."""
 
 
+def _constant(value: str, n: int) -> pd.Categorical:
+    return pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), [value])
+
+
+def _objects(values: Sequence[Any] | None, n: int, fill: Any = None) -> np.ndarray:
+    if values is None:
+        out = np.empty(n, dtype=object)
+        out[:] = fill
+        return out
+    return np.fromiter(values, dtype=object, count=n)  # keeps list values (option_ll) as elements
+
+
 def item_frame(run: TaskRun, file: str, columns: dict[str, Sequence[Any]]) -> pd.DataFrame:
     """The item table of one run from per-row ``columns``; per-run values filled in, dtypes fixed.
 
@@ -162,24 +174,24 @@ def item_frame(run: TaskRun, file: str, columns: dict[str, Sequence[Any]]) -> pd
     n = len(columns["doc_id"])
     nan = np.full(n, math.nan)
     frame = {
-        "task": pd.Categorical([run.task] * n),
-        "subtask": columns.get("subtask") or [run.task] * n,
-        "category": columns.get("category") or [run.group or run.task] * n,
+        "task": _constant(run.task, n),
+        "subtask": _objects(columns.get("subtask"), n, run.task),
+        "category": _objects(columns.get("category"), n, run.group or run.task),
         "doc_id": np.asarray(columns["doc_id"], dtype=np.int64),
-        "doc_hash": columns["doc_hash"],
-        "replicate": np.asarray(columns.get("replicate") or np.zeros(n), dtype=np.int32),
+        "doc_hash": _objects(columns["doc_hash"], n),
+        "replicate": np.asarray(columns["replicate"], dtype=np.int32) if "replicate" in columns else np.zeros(n, np.int32),
         "correct": np.asarray(columns["correct"], dtype=np.int8),
-        "k": np.asarray(columns.get("k") or nan, dtype=float),
-        "answer": columns.get("answer") or [None] * n,
-        "gold": columns.get("gold") or [None] * n,
-        "status": columns.get("status") or [None] * n,
-        "file": pd.Categorical([file] * n),
+        "k": np.asarray(columns["k"], dtype=float) if "k" in columns else nan,
+        "answer": _objects(columns.get("answer"), n),
+        "gold": _objects(columns.get("gold"), n),
+        "status": _objects(columns.get("status"), n),
+        "file": _constant(file, n),
         "locator": np.asarray(columns["locator"], dtype=np.int64),
-        "seed_value": pd.Categorical([run.seed_label] * n),
+        "seed_value": _constant(run.seed_label, n),
         "seed_num": np.full(n, math.nan if run.seed is None else float(run.seed)),
-        "response_chars": np.asarray(columns.get("response_chars") or nan, dtype=float),
-        "option_ll": columns.get("option_ll") or [None] * n,
+        "response_chars": np.asarray(columns["response_chars"], dtype=float) if "response_chars" in columns else nan,
+        "option_ll": _objects(columns.get("option_ll"), n),
     }
     if "correct_logged" in columns:
         frame["correct_logged"] = np.asarray(columns["correct_logged"], dtype=np.int8)
-    return pd.DataFrame(frame)
+    return pd.DataFrame(frame, copy=False)

@@ -32,7 +32,6 @@ from postforget_lmeval.sources.lmeval_scan import AUTO_METRICS, Chunk, Scanner, 
 
 RANGE_BYTES = 64 << 20  # unit of parallel work and of progress updates
 PARALLEL_MIN_BYTES = 128 << 20  # below this, starting worker processes costs more than it saves
-_READ_BUFFER = 1 << 20
 QUESTION_KEYS = ("pf_question", "question", "Question", "query", "problem", "input", "goal", "ctx", "sentence", "text")
 OPTION_KEYS = ("pf_options", "choices", "options", "endings")
 
@@ -61,25 +60,27 @@ def scan_range(request: ReadRequest, start: int, end: int) -> Chunk:
         for i, element in enumerate(elements if isinstance(elements, list) else [elements]):
             scanner.element(element, i)
         return scanner.out
-    with open(path, "rb", buffering=_READ_BUFFER) as f:
+    with open(path, "rb") as f:
         if start:
             f.seek(start - 1)
             if f.read(1) != b"\n":
                 f.readline()
         pos = f.tell()
-        for line in f:
-            if pos >= end:
-                break
-            if not line.endswith(b"\n"):
-                before = len(scanner.out.malformed)
-                scanner.line(line, pos)
-                if len(scanner.out.malformed) > before:  # cut mid-line: an interrupted run
-                    scanner.out.malformed.pop()
-                    scanner.out.lines -= 1
-                    scanner.out.truncated = pos
-                break
-            scanner.line(line, pos)
-            pos += len(line)
+        buf = f.read(max(0, end - pos))
+        if buf and not buf.endswith(b"\n"):
+            buf += f.readline()  # the last line that begins in the range, whole
+    cut = buf.rfind(b"\n") + 1
+    if cut == len(buf):
+        scanner.block(buf, pos)
+        return scanner.out
+    if cut:
+        scanner.block(buf[:cut], pos)
+    before = len(scanner.out.malformed)  # no newline at the end of the file: complete, or cut mid-line
+    scanner.line(buf[cut:], pos + cut)
+    if len(scanner.out.malformed) > before:  # cut mid-line: an interrupted run
+        scanner.out.malformed.pop()
+        scanner.out.lines -= 1
+        scanner.out.truncated = pos + cut
     return scanner.out
 
 

@@ -185,6 +185,10 @@ class Scanner:
         self.want_filter = request.filter
         self.rescore = request.rescore if request.run.self_scored else None
         self.out = Chunk()
+        if self.rescore:
+            from postforget_lmeval import rescoring  # only rescoring workers pay for the extractor's import
+
+            self._rescoring = rescoring
 
     def line(self, line: bytes, offset: int) -> None:
         """One JSON line starting at byte ``offset``."""
@@ -203,6 +207,108 @@ class Scanner:
                 self.out.slow_lines += 1
             record = full
         self._record(record, line, full, offset)
+
+    def block(self, buf: bytes, base: int) -> None:
+        """Every complete line of ``buf`` (file bytes from offset ``base``, ending with a newline).
+
+        The fast path: one pass of byte searches per line cuts out doc_id and the tail, one orjson
+        call decodes all tails, and postforget records become columns in a few list comprehensions.
+        A block with any line the fast path cannot vouch for is read line by line instead.
+        """
+        if self.rescore:
+            self._lines(buf, base)
+            return
+        objs, locs, chars = [], [], []
+        p, n = 0, len(buf)
+        find, rfind = buf.find, buf.rfind
+        head_len = len(_HEAD)
+        while p < n:
+            e = find(b"\n", p)
+            h = rfind(_HASH, p, e)
+            f = rfind(_FILTER, p, h) if h > p else -1
+            c = find(b",", p + head_len, p + head_len + 24)
+            if f < 0 or c < 0 or not buf.startswith(_HEAD, p):
+                self._lines(buf, base)
+                return
+            objs.append(buf[p : c + 1] + buf[f + 1 : e])
+            locs.append(base + p)
+            r = rfind(_FILTERED, p, f)
+            q = rfind(_RESPS, p, r) if r > p else -1
+            chars.append(r - q - len(_RESPS) if q >= 0 else -1)
+            p = e + 1
+        try:
+            records = orjson.loads(b"[" + b",".join(objs) + b"]")
+        except orjson.JSONDecodeError:
+            self._lines(buf, base)
+            return
+        if not all(
+            isinstance(r, dict) and isinstance(r.get("doc_hash"), str) and "target_hash" in r and type(r.get("doc_id")) is int
+            for r in records
+        ):
+            self._lines(buf, base)
+            return
+        if not self._columns(records, locs, chars):
+            for record, loc, span in zip(records, locs, chars):
+                self.out.lines += 1
+                line = None
+                if "postforget" not in record:  # ordinary tasks slice filtered_resps and target from the line
+                    end = buf.find(b"\n", loc - base)
+                    line = buf[loc - base : end + 1]
+                    record["_filter_at"] = line.rfind(_FILTER, 0, line.rfind(_HASH))
+                record["_resps_span"] = span
+                self._record(record, line, None, loc)
+
+    def _lines(self, buf: bytes, base: int) -> None:
+        p, n = 0, len(buf)
+        while p < n:
+            e = buf.find(b"\n", p)
+            self.line(buf[p : e + 1], base + p)
+            p = e + 1
+
+    def _columns(self, records: list[dict[str, Any]], locs: list[int], spans: list[int]) -> bool:
+        """Postforget records of the wanted filter, one per line, 0/1 scores: straight into columns.
+
+        False (nothing added) when the block is anything else; the caller then goes record by record.
+        """
+        if self.want_filter is None and records:
+            self.want_filter = records[0].get("filter")
+        if any(r.get("filter") != self.want_filter for r in records):
+            return False
+        pfs = [r.get("postforget") for r in records]
+        if not all(type(p) is dict for p in pfs):
+            return False
+        correct = [p.get("correct") for p in pfs]
+        if not {type(v) for v in correct} <= {int, bool} or not set(correct) <= {0, 1}:
+            return False
+        ks = [p.get("k") for p in pfs]
+        if not {type(v) for v in ks} <= {int, float}:
+            return False
+        text = {name: [p.get(name) for p in pfs] for name in ("answer", "gold", "status", "subtask", "category")}
+        for name in ("answer", "gold"):
+            values = text[name]
+            if not all(v is None or (type(v) is str and len(v) <= EXCERPT) for v in values):
+                text[name] = [excerpt(v) for v in values]
+        out = self.out
+        out.lines += len(records)
+        out.filter_lines += len(records)
+        out.filter_seen = self.want_filter
+        out.metric_used = "postforget"
+        if not out.metrics_seen and records and isinstance(records[0].get("metrics"), list):
+            out.metrics_seen = [str(m) for m in records[0]["metrics"]]
+        for extractor in {p.get("extractor") for p in pfs}:
+            if extractor and extractor not in out.extractors:
+                out.extractors.append(extractor)
+        out.doc_id.extend(r["doc_id"] for r in records)
+        out.doc_hash.extend(r["doc_hash"] for r in records)
+        out.replicate.extend([0] * len(records))
+        out.correct.extend(map(int, correct))
+        out.k.extend(map(float, ks))
+        out.locator.extend(locs)
+        for name, values in text.items():
+            getattr(out, name).extend(values)
+        out.response_chars.extend(float(max(0, s - 6)) if s >= 0 else math.nan for s in spans)
+        out.option_ll.extend([None] * len(records))
+        return True
 
     def element(self, record: Any, index: int) -> None:
         """One sample of a 0.4.0-0.4.2 JSON-array log (already parsed; ``index`` is its locator)."""
@@ -280,6 +386,9 @@ class Scanner:
 
     def _resps_chars(self, line: bytes | None, record: dict[str, Any], n: int) -> float | None:
         """Per-replicate response length from the byte span of the logged resps (see the module docstring)."""
+        if "_resps_span" in record:
+            span = record["_resps_span"]
+            return None if span < 0 else float(max(0, span - 4 * n - 2) / n)
         if line is None or "_filter_at" not in record:
             return None
         r = line.rfind(_FILTERED, 0, record["_filter_at"])
@@ -319,8 +428,6 @@ class Scanner:
 
     def _rescored(self, full: dict[str, Any], rep: int, logged: int, values: dict[str, Any]) -> int:
         """Re-extract one replicate's answer from the logged response and doc; fills ``values``."""
-        from postforget_lmeval import rescoring  # only rescoring workers pay for the extractor's import
-
         values["correct_logged"] = logged
         doc = full.get("doc") or {}
         response = _response(full, rep)
@@ -329,7 +436,7 @@ class Scanner:
             self.out.not_rescorable += 1
             return logged
         text = self.run.response_prefix + response
-        found = rescoring.rescore(text, options, gold, fmt, self.rescore)
+        found = self._rescoring.rescore(text, options, gold, fmt, self.rescore)
         values.update(answer=excerpt(found.answer), status=found.status, response_chars=float(len(response)))
         return found.correct
 
