@@ -28,14 +28,16 @@ Rules, in priority order (the first rule that yields an answer wins):
    ``the correct / only remaining / best option is X``; ``the answers are A and C``; the letter
    before a verdict (``D is the correct answer``, ``This makes (E) the correct answer``); a
    statement ending in ``is:`` whose next line is the answer alone (``C. <option C's text>``);
-   for numbers also ``there are 7``, ``a total of 7``, ``in total, 7``.
+   ``故选C``, ``应选C``, ``正确选项是C``; for numbers also ``there are 7``, ``a total of 7``,
+   ``in total, 7``.
 3. Bare lines: the last non-blank line, else the first, is nothing but the answer (``B``,
-   ``(B)``, ``B.``, ``**B**``, ``7``). The first line may also be a letter followed by exactly that
+   ``(B)``, ``B.``, ``**B**``, ``#### B``, ``7``). The first line may also be a letter followed by exactly that
    option's text (``C) Paris``): a base model prompted up to ``Answer:`` replies that way.
 4. Closing statement (one-letter items): the last line ends by saying what something is: a
    bracketed letter (``Therefore the most likely reaction is (E).``), a capital that is an option
    letter, or exactly one option's text (``... the leader who was not transformational is
-   Margaret Thatcher.``).
+   Margaret Thatcher.``), or the last line names the correct letter (``Therefore, option C is
+   correct.``).
 5. The whole reply is exactly one option's text (one-letter items).
 
 What counts as an answer in the text after a marker: a letter that is bracketed, or followed by
@@ -158,6 +160,9 @@ _PHRASES: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
         (word, re.compile(rf"{word}s?[ \t]+(?:is|are)(?![a-z]){_QUALIFIERS}[ \t]*[:：]?"), _CHOICE_WORD)
         for word in ("option", "choice", "letter")
     ),
+    # Chinese: "故选C", "应选 B", "正确选项是C"
+    *((word, re.compile(rf"{word}[ \t]*[:：]?"), None) for word in ("故选", "应选")),
+    ("选项", re.compile(r"选项(?:是|为)[ \t]*[:：]?"), re.compile(r"(?:正确|最佳)的?$")),
 )
 _STATEMENTS = {pattern for _, pattern, _ in _PHRASES}
 # "D is the correct answer.", "This makes (E) the correct answer.": the letter comes first.
@@ -177,6 +182,12 @@ _CLOSING_LETTER = re.compile(
     r"[*_]*[ \t]*[.!]?[ \t*_]*$"
 )
 # ... or the text of one option: "the leader who could not be termed transformational is Margaret Thatcher."
+# ... or names the letter that is correct: "Therefore, option C is correct."
+_CLOSING_VERDICT = re.compile(
+    r"(?<![A-Za-z])(?:(?:option|choice)[ \t]+)?[*_]*"
+    r"(?:\([ \t]*(?P<b>[A-Za-z])[ \t]*\)|\[[ \t]*(?P<s>[A-Za-z])[ \t]*\]|(?P<u>[A-Z]))[*_]*"
+    r"[ \t]+is[ \t]+(?:the[ \t]+)?(?:correct|right)(?:[ \t]+(?:one|answer|option|choice))?[*_]*[ \t]*[.!]?[ \t*_]*$"
+)
 _CLOSING_VERB = re.compile(r"(?<![A-Za-z])(?:is|be|are|was)[ \t]+")
 _MAX_CLOSING = 300  # characters of the last line that the closing rule reads
 _COUNT_TAIL = r"(?:[ \t]+(?:there[ \t]+are|(?:i|you|we)[ \t]+have))?(?![a-z])"
@@ -548,7 +559,7 @@ def _edge_line(text: str, last: bool) -> str:
 
 def _bare(line: str, item: _Item, first: bool) -> Extraction | None:
     """Rule 3: a line that is nothing but the answer (see the module docstring)."""
-    text = _clean(line).rstrip(".!")
+    text = _clean(line.lstrip(" \t#")).rstrip(".!")
     if not text:
         return None
     if item.format == "number":
@@ -571,7 +582,7 @@ def _closing(line: str, item: _Item) -> Extraction | None:
     if item.format != "letter":
         return None
     line = line[-_MAX_CLOSING:].rstrip()
-    match = _CLOSING_LETTER.search(line)
+    match = _CLOSING_LETTER.search(line) or _CLOSING_VERDICT.search(line)
     if match:
         if match.group("u"):  # a bare capital is a letter only when it is an option ("is K." is not)
             return item.verdict(match.group("u")) if LETTERS.find(match.group("u")) < item.n_letters else None
