@@ -41,7 +41,7 @@ demo:
 
 ## Pairing throughput and memory on generated multi-GB sample logs.
 bench: $(STAMP)
-	$(PY) scripts/bench_pairing.py
+	$(PY) scripts/bench_pairing.py --sizes 2
 
 ## Regenerate task_configs/ from the catalog; check-tasks fails if the committed files are stale.
 tasks: $(STAMP)

@@ -1,16 +1,20 @@
 """Throughput and memory of ``postforget-pair`` on generated lm-eval sample logs (``make bench``).
 
-For each size (GB of sample logs per side) it writes a before and an after directory laid out and
-serialised like lm-eval 0.4.13 (``samples_<task>_<time>.jsonl`` lines of chain-of-thought responses
-of 2-8 KB, 3 seeds), times ``wc -l`` over the same files as the floor, then runs the pairing in a
-fresh subprocess (``--no-plot``: matplotlib's import alone is ~1 s) and prints its wall time,
-MB/s, share of the ``wc -l`` throughput and peak RSS. A last case repeats the smallest size's
-samples with 4x longer responses: same samples, ~4x the bytes, so its memory shows whether memory
-grows with response length (it should not).
+For each size (GB of sample logs, both sides together) it writes a before and an after directory
+laid out and serialised like lm-eval 0.4.13 (``samples_<task>_<time>.jsonl`` lines of
+chain-of-thought responses of 2-8 KB, 3 seeds), then, in one run on the same files:
+
+* ``wc -l`` over them (the floor: reading the bytes and counting newlines);
+* the whole ``postforget-pair --no-plot`` process, in a fresh interpreter, with its phases
+  (start-up and imports, reading, pairing and tables, analyses, writing) and peak memory;
+* the same with ``--rescore strict``: every response re-read by the extractor.
+
+A last case repeats the smallest size's samples with 4x longer responses: same samples, ~4x the
+bytes, so its memory shows whether memory grows with response length (it should not).
 Generated data lives under a temporary directory in /tmp and is deleted at the end (``--keep`` to
 keep it).
 
-    python scripts/bench_pairing.py [--sizes 0.25,0.5,1] [--jobs N] [--repeat 3] [--keep]
+    python scripts/bench_pairing.py [--sizes 2] [--jobs N] [--repeat 3] [--keep]
 """
 
 from __future__ import annotations
@@ -103,11 +107,11 @@ def _sample(doc_id: int, question: str, response: str, subtask: str, correct: in
     return json.dumps(sample, ensure_ascii=False) + "\n"
 
 
-def tasks_for(gb_per_side: float) -> int:
-    """Sub-benchmarks (of ITEMS_PER_TASK items x 3 seeds) that make about ``gb_per_side`` GB with 2-8 KB responses."""
+def tasks_for(gb: float) -> int:
+    """Sub-benchmarks (of ITEMS_PER_TASK items x 3 seeds x 2 sides) that make about ``gb`` GB with 2-8 KB responses."""
     rng = random.Random(0)
     line_bytes = len(_sample(0, _text(rng, 500), _text(rng, 5000), "mmlu_s0", 1))  # ~12 KB: response logged twice
-    return max(1, round(gb_per_side * 1e9 / (len(SEEDS) * ITEMS_PER_TASK * line_bytes)))
+    return max(1, round(gb * 1e9 / (2 * len(SEEDS) * ITEMS_PER_TASK * line_bytes)))
 
 
 def generate(root: Path, n_tasks: int, response_scale: int = 1, seed: int = 0) -> int:
@@ -158,42 +162,69 @@ def generate(root: Path, n_tasks: int, response_scale: int = 1, seed: int = 0) -
     return written
 
 
-def measure(before: str, after: str, out: str, jobs: str | None) -> None:
-    """Run in a fresh process: the pairing CLI in-process, then its own and its workers' peak RSS."""
+def measure(before: str, after: str, out: str, jobs: str | None, rescore: str | None) -> None:
+    """Run in a fresh process: the pairing CLI in-process, its phases, its own and its workers' peak RSS."""
+    t = time.perf_counter()
     from postforget_lmeval.cli import main
 
+    imports = time.perf_counter() - t
     argv = [before, after, "-o", out, "-q", "--no-plot"] + (["--jobs", jobs] if jobs else [])
-    code = main(argv)
+    code = main(argv + (["--rescore", rescore] if rescore else []))
+    in_process = time.perf_counter() - t
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    print(json.dumps({"code": code, "rss_main_mb": own / 1024, "rss_worker_mb": workers / 1024}))
+    print(
+        json.dumps(
+            {
+                "code": code,
+                "imports": imports,
+                "in_process": in_process,
+                "rss_main_mb": own / 1024,
+                "rss_worker_mb": workers / 1024,
+            }
+        )
+    )
 
 
 def _files(root: Path) -> list[str]:
     return sorted(str(p) for p in root.rglob("samples_*.jsonl"))
 
 
-def _pairing_run(root: Path, jobs: str | None) -> dict[str, float]:
-    """One `postforget-pair` in a fresh process: wall time, phase times from summary.json, peak RSS."""
+def _pairing_run(root: Path, jobs: str | None, rescore: str | None = None) -> dict[str, float]:
+    """One `postforget-pair` in a fresh process: wall time, phase times, peak RSS."""
     out = root / "out"
     cmd = [sys.executable, __file__, "--measure", str(root / "before"), str(root / "after"), str(out), jobs or ""]
     t = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run([*cmd, rescore or ""], capture_output=True, text=True)
     wall = time.perf_counter() - t
     if proc.returncode:
         raise SystemExit(f"pairing failed:\n{proc.stderr}")
     timing = json.loads((out / "summary.json").read_text())["timing"]
+    run = json.loads(proc.stdout.strip().splitlines()[-1])
     return {
         "wall": wall,
+        "startup": wall - run["in_process"] + run["imports"],  # interpreter start-up and imports
         "read": timing["read_seconds"],
         "pair": timing["total_seconds"],
-        **json.loads(proc.stdout.strip().splitlines()[-1]),
+        "analyses": timing.get("analyses_seconds", 0.0),
+        "write": run["in_process"] - run["imports"] - timing["total_seconds"],
+        **run,
+    }
+
+
+def _best(runs: list[dict[str, float]]) -> dict[str, float]:
+    best = min(runs, key=lambda r: r["wall"])
+    return {
+        **best,
+        "read": min(r["read"] for r in runs),
+        "rss_main_mb": max(r["rss_main_mb"] for r in runs),
+        "rss_worker_mb": max(r["rss_worker_mb"] for r in runs),
     }
 
 
 def bench(sizes: list[float], jobs: str | None, keep: bool, repeat: int) -> None:
     base = Path(tempfile.mkdtemp(prefix="postforget-bench-", dir="/tmp"))
-    print(f"data under {base}; best of {repeat} runs per case")
+    print(f"data under {base}; best of {repeat} runs per case, jobs={jobs or 'CPUs available'}")
     # the sizes with 2-8 KB responses, then the smallest size's items with 4x longer responses:
     # the same number of samples, so the same memory if memory does not grow with response length
     cases = [(f"{s:g}", tasks_for(s), 1) for s in sizes] + [(f"{min(sizes):g} x4 resp", tasks_for(min(sizes)), 4)]
@@ -205,56 +236,65 @@ def bench(sizes: list[float], jobs: str | None, keep: bool, repeat: int) -> None
             n_bytes = generate(root, n_tasks, scale)
             print(f"generated {n_bytes / 1e9:.2f} GB ({label}) in {time.perf_counter() - t:.0f}s", flush=True)
             files = _files(root)
-            subprocess.run(["cat", *files], stdout=subprocess.DEVNULL, check=True)  # same page-cache state for both
+            subprocess.run(["cat", *files], stdout=subprocess.DEVNULL, check=True)  # same page-cache state for all
             wc_times = []
             for _ in range(repeat):
                 t = time.perf_counter()
                 wc = subprocess.run(["wc", "-l", *files], capture_output=True, text=True, check=True)
                 wc_times.append(time.perf_counter() - t)
-            runs = [_pairing_run(root, jobs) for _ in range(repeat)]
-            best = min(runs, key=lambda r: r["wall"])
+            fast = _best([_pairing_run(root, jobs) for _ in range(repeat)])
+            rescored = _best([_pairing_run(root, jobs, "strict") for _ in range(max(1, repeat // 2))])
             rows.append(
                 {
                     "case": label,
                     "bytes": n_bytes,
                     "lines": int(wc.stdout.strip().splitlines()[-1].split()[0]),
                     "wc": min(wc_times),
-                    **best,
-                    "read": min(r["read"] for r in runs),
-                    "rss_main_mb": max(r["rss_main_mb"] for r in runs),
-                    "rss_worker_mb": max(r["rss_worker_mb"] for r in runs),
+                    "fast": fast,
+                    "rescored": rescored,
                 }
             )
+            print(f"  done: {json.dumps(rows[-1], default=str)}", flush=True)
             shutil.rmtree(root)
     finally:
         if not keep:
             shutil.rmtree(base, ignore_errors=True)
+    _print(rows)
+
+
+def _print(rows: list[dict]) -> None:
     print(
-        f"{'case (GB/side)':>14} {'GB':>5} {'lines':>7} {'wc -l s':>7} {'wc MB/s':>7} {'pair s':>6} {'MB/s':>5} "
-        f"{'% wc':>5} {'read s':>6} {'read MB/s':>9} {'pair() s':>8} {'RSS MB':>6} {'worker MB':>9}"
+        f"\n{'case (GB)':>12} {'GB':>5} {'lines':>7} {'wc -l s':>7} {'wc MB/s':>7} | {'pair s':>6} {'% wc':>5} "
+        f"{'start':>5} {'read':>5} {'join':>5} {'anal.':>5} {'write':>5} {'read MB/s':>9} {'RSS MB':>6} {'wkr MB':>6} | "
+        f"{'rescore s':>9} {'% wc':>5} {'read MB/s':>9} {'RSS MB':>6} {'wkr MB':>6}"
     )
     for r in rows:
-        mb = r["bytes"] / 1e6
+        mb, f, x = r["bytes"] / 1e6, r["fast"], r["rescored"]
         print(
-            f"{r['case']:>14} {r['bytes'] / 1e9:>5.2f} {r['lines']:>7} {r['wc']:>7.2f} {mb / r['wc']:>7.0f} "
-            f"{r['wall']:>6.2f} {mb / r['wall']:>5.0f} {100 * r['wc'] / r['wall']:>4.0f}% {r['read']:>6.2f} "
-            f"{mb / r['read']:>9.0f} {r['pair']:>8.2f} {r['rss_main_mb']:>6.0f} {r['rss_worker_mb']:>9.0f}"
+            f"{r['case']:>12} {r['bytes'] / 1e9:>5.2f} {r['lines']:>7} {r['wc']:>7.2f} {mb / r['wc']:>7.0f} | "
+            f"{f['wall']:>6.2f} {100 * r['wc'] / f['wall']:>4.0f}% {f['startup']:>5.2f} {f['read']:>5.2f} "
+            f"{f['pair'] - f['read'] - f['analyses']:>5.2f} {f['analyses']:>5.2f} {f['write']:>5.2f} "
+            f"{mb / f['read']:>9.0f} {f['rss_main_mb']:>6.0f} {f['rss_worker_mb']:>6.0f} | "
+            f"{x['wall']:>9.2f} {100 * r['wc'] / x['wall']:>4.0f}% {mb / x['read']:>9.0f} "
+            f"{x['rss_main_mb']:>6.0f} {x['rss_worker_mb']:>6.0f}"
         )
     print(
-        "pair s: wall time of the whole `postforget-pair --no-plot` process (interpreter start-up and imports, "
-        "reading, pairing, writing every output but the optional plot), best of the runs; % wc: wc -l's time as a "
-        "share of it (= throughput relative to wc -l). read s: the log-reading phase alone; pair() s: the pair() call "
-        "(reading + joining + metrics), both from summary.json. RSS: peak resident set of the main process and of "
-        "the largest reading worker. 'x4 resp': the smallest case's samples with 4x longer responses."
+        "pair s: wall time of the whole `postforget-pair --no-plot` process, best of the runs; % wc: wc -l's time "
+        "as a share of it (= throughput relative to wc -l). Its phases: start (interpreter start-up and imports), "
+        "read (the log-reading phase), join (seed plan, join, tables), anal. (the analyses), write (every output "
+        "file but the optional plot). read MB/s: the logs' bytes over the read phase. rescore: the same with "
+        "--rescore strict (every response re-read by the extractor). RSS: peak resident set of the main process "
+        "and of the largest reading worker. 'x4 resp': the smallest case's samples with 4x longer responses."
     )
 
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--measure":
-        measure(*sys.argv[2:5], sys.argv[5] if len(sys.argv) > 5 and sys.argv[5] else None)
+        jobs, rescore = (sys.argv[i] if len(sys.argv) > i and sys.argv[i] else None for i in (5, 6))
+        measure(*sys.argv[2:5], jobs, rescore)
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="0.25,0.5,1", help="GB of sample logs per side, comma-separated")
+    parser.add_argument("--sizes", default="2", help="GB of sample logs (both sides together), comma-separated")
     parser.add_argument("--jobs", help="reading processes (default: CPUs available)")
     parser.add_argument("--keep", action="store_true", help="keep the generated data")
     parser.add_argument("--repeat", type=int, default=3, help="runs per case; the best is reported (default 3)")
