@@ -13,9 +13,10 @@ searching backwards from the end and only that slice (with ``doc_id``) is decode
 string every ``"`` is escaped, so the byte pattern ``, "filter": "`` can only be a real key; the
 slice is still checked and any line the fast path cannot vouch for is parsed in full.
 
-``response_chars`` on the fast path is the byte length of the logged ``resps`` JSON less its
-brackets and quotes, per replicate: exact for ASCII text without escapes, a slight overestimate
-otherwise (escapes, multi-byte UTF-8). Rescoring parses every line in full (orjson) and measures
+``response_chars`` on the fast path is the byte length of the logged response JSON less its
+brackets and quotes (a postforget line's ``filtered_resps``, which holds the scored response; else
+``resps``, per replicate): exact for ASCII text without escapes, a slight overestimate otherwise
+(escapes, multi-byte UTF-8). Rescoring parses every line in full (orjson) and measures
 the response exactly. This module imports nothing heavy, so worker processes start quickly.
 """
 
@@ -233,8 +234,7 @@ class Scanner:
             objs.append(buf[p : c + 1] + buf[f + 1 : e])
             locs.append(base + p)
             r = rfind(_FILTERED, p, f)
-            q = rfind(_RESPS, p, r) if r > p else -1
-            chars.append(r - q - len(_RESPS) if q >= 0 else -1)
+            chars.append(f - r - len(_FILTERED) if r >= 0 else -1)  # ["response"] of a postforget line
             p = e + 1
         try:
             records = orjson.loads(b"[" + b",".join(objs) + b"]")
@@ -248,14 +248,11 @@ class Scanner:
             self._lines(buf, base)
             return
         if not self._columns(records, locs, chars):
-            for record, loc, span in zip(records, locs, chars):
+            for record, loc in zip(records, locs):
                 self.out.lines += 1
-                line = None
-                if "postforget" not in record:  # ordinary tasks slice filtered_resps and target from the line
-                    end = buf.find(b"\n", loc - base)
-                    line = buf[loc - base : end + 1]
-                    record["_filter_at"] = line.rfind(_FILTER, 0, line.rfind(_HASH))
-                record["_resps_span"] = span
+                end = buf.find(b"\n", loc - base)
+                line = buf[loc - base : end + 1]
+                record["_filter_at"] = line.rfind(_FILTER, 0, line.rfind(_HASH))
                 self._record(record, line, None, loc)
 
     def _lines(self, buf: bytes, base: int) -> None:
@@ -306,7 +303,7 @@ class Scanner:
         out.locator.extend(locs)
         for name, values in text.items():
             getattr(out, name).extend(values)
-        out.response_chars.extend(float(max(0, s - 6)) if s >= 0 else math.nan for s in spans)
+        out.response_chars.extend(float(max(0, s - 4)) if s >= 0 else math.nan for s in spans)
         out.option_ll.extend([None] * len(records))
         return True
 
@@ -386,9 +383,6 @@ class Scanner:
 
     def _resps_chars(self, line: bytes | None, record: dict[str, Any], n: int) -> float | None:
         """Per-replicate response length from the byte span of the logged resps (see the module docstring)."""
-        if "_resps_span" in record:
-            span = record["_resps_span"]
-            return None if span < 0 else float(max(0, span - 4 * n - 2) / n)
         if line is None or "_filter_at" not in record:
             return None
         r = line.rfind(_FILTERED, 0, record["_filter_at"])
