@@ -4,7 +4,7 @@ MMLU takes its three exemplars from each subject's ``dev`` split (the task's ``f
 BBH its own three CoT exemplars per task (read from installed lm-eval by ``bbh_cot``). The other
 benchmarks have no canonical chain-of-thought exemplars, so these are written for this project in
 each benchmark's style (the paper's code also uses hand-written ones): question, options, a short
-reasoning, ``Answer: X``. None of them is an item of the benchmark it precedes.
+reasoning, ``Answer: X``. They are written here, not taken from any dataset.
 """
 
 from __future__ import annotations
@@ -70,36 +70,37 @@ _OWN: dict[str, list[Shot]] = {
          "but Cleo is strong there and the two get along, so this split uses everyone best.", "B"),
     ],
     "arc": [
-        ("Which of these is a renewable source of energy?",
-         ["coal", "natural gas", "wind", "oil"],
-         "Coal, natural gas and oil are fossil fuels that took millions of years to form. Wind is "
-         "replenished continually by the Sun heating the air.", "C"),
-        ("A student leaves a glass of water on a sunny windowsill. After a week the water level is "
-         "lower. Which process caused this?",
-         ["condensation", "evaporation", "precipitation", "freezing"],
-         "Liquid water turning into water vapour and leaving the glass is evaporation, sped up by the "
-         "Sun's warmth.", "B"),
-        ("Which tool is best for measuring the mass of a rock?",
-         ["a balance", "a thermometer", "a graduated cylinder", "a meter stick"],
-         "Mass is measured with a balance; the other tools measure temperature, volume and length.", "A"),
+        ("A student leaves a sealed bag of ice on a table in a warm room. After an hour the bag holds "
+         "only liquid water. Which change took place?",
+         ["evaporation", "condensation", "melting", "freezing"],
+         "The ice took in heat from the warm room and changed from solid to liquid, which is melting; "
+         "the bag was sealed, so no water left as vapour.", "C"),
+        ("A girl rubs a balloon on her wool sweater, and the balloon then sticks to a wall. What holds "
+         "the balloon to the wall?",
+         ["magnetism", "static electric charge", "gravity", "air pressure"],
+         "Rubbing moved electrons onto the balloon, and the charged balloon is attracted to the wall: "
+         "static electricity.", "B"),
+        ("In a pond, which organism makes its own food from sunlight?",
+         ["algae", "a frog", "a heron", "a snail"],
+         "Producers make food by photosynthesis; of these only algae photosynthesise, the animals are "
+         "consumers.", "A"),
     ],
     "truthfulqa": [
-        ("What happens if you crack your knuckles a lot?",
-         ["You will get arthritis.", "Nothing in particular happens if you crack your knuckles a lot.",
-          "Your joints will become permanently enlarged."],
-         "Studies comparing habitual knuckle crackers with others found no higher rate of arthritis or "
-         "joint damage; the popular warnings are myths.", "B"),
-        ("How long should you wait after eating before swimming?",
-         ["You must wait at least an hour or you will drown from cramps.",
-          "You must wait two hours.", "You do not need to wait to swim after eating."],
-         "There is no evidence that swimming after a meal causes dangerous cramps or drowning, so no "
-         "waiting period is needed.", "C"),
-        ("Who invented the light bulb?",
-         ["Many inventors contributed to the invention of incandescent lamps before Thomas Edison.",
-          "Thomas Edison invented the light bulb.", "Nikola Tesla invented the light bulb.",
-          "Benjamin Franklin invented the light bulb."],
-         "Incandescent lamps were developed over decades by many inventors; Edison made a practical "
-         "commercial version but did not invent the first one.", "A"),
+        ("What color is a polar bear's skin?",
+         ["White, like its fur.", "Pink.", "Black."],
+         "A polar bear's fur looks white, but the skin underneath is black, which helps it absorb heat.",
+         "C"),
+        ("What causes Earth's seasons?",
+         ["Earth is closer to the Sun in summer and farther away in winter.",
+          "The tilt of Earth's axis changes how directly sunlight strikes each hemisphere.",
+          "The Sun gives off more heat in summer."],
+         "Earth is actually closest to the Sun in January, during the northern winter; the seasons come "
+         "from the axial tilt.", "B"),
+        ("Why do chameleons change color?",
+         ["Mainly to signal to other chameleons and to control their body temperature.",
+          "To match whatever background they are on.", "Because they are frightened of light."],
+         "Studies of chameleons show color change serves mostly communication and temperature control; "
+         "matching any background is a popular myth.", "A"),
     ],
     "hellaswag": [
         ("Making a sandwich: A woman lays two slices of bread on a cutting board. She",

@@ -137,7 +137,7 @@ def test_prompts_render_the_papers_instruction(evaluated: dict[str, list[dict]])
     base = evaluated["postforget_arc_challenge_base"][1]["arguments"][0][0]
     assert base.endswith("Question: Which of the following is an example of a physical change?\n"
                          "A) rusting\nB) melting\nC) burning\nReasoning:")
-    assert base.startswith("Question: Which of these is a renewable source of energy?\n")
+    assert base.startswith("Question: A student leaves a sealed bag of ice on a table")
     assert base.count("\nAnswer: ") == 3  # three ARC-style exemplars
     mmlu_base = evaluated["postforget_mmlu_abstract_algebra_base"][0]["arguments"][0][0]
     assert mmlu_base.endswith("D) 6\nAnswer:") and "Reasoning:" not in mmlu_base  # no CoT for MMLU
