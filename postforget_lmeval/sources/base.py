@@ -157,12 +157,14 @@ def _constant(value: str, n: int) -> pd.Categorical:
     return pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), [value])
 
 
-def _objects(values: Sequence[Any] | None, n: int, fill: Any = None) -> np.ndarray:
+def _objects(values: Sequence[Any] | None, n: int, fill: Any = None) -> pd.Series:
+    """An object column as given (no conversion to pandas' string dtype: that costs more than the read)."""
     if values is None:
         out = np.empty(n, dtype=object)
         out[:] = fill
-        return out
-    return np.fromiter(values, dtype=object, count=n)  # keeps list values (option_ll) as elements
+    else:
+        out = np.fromiter(values, dtype=object, count=n)  # keeps list values (option_ll) as elements
+    return pd.Series(out, dtype=object, copy=False)
 
 
 def item_frame(run: TaskRun, file: str, columns: dict[str, Sequence[Any]]) -> pd.DataFrame:

@@ -91,20 +91,30 @@ def split_ranges(size: int, range_bytes: int) -> list[tuple[int, int]]:
     return [(s, min(s + range_bytes, size)) for s in range(0, size, range_bytes)]
 
 
-def read_all(requests: Sequence[ReadRequest], jobs: int, progress: Progress | None = None) -> list[Chunk]:
-    """Read every request's file (byte ranges over a process pool when it pays); one Chunk per request."""
+def _work(request: ReadRequest, start: int, end: int, whole: bool) -> Chunk | RunRead:
+    """One unit of reading: a whole file becomes its RunRead right there (in the worker), a range a Chunk."""
+    chunk = scan_range(request, start, end)
+    return _run_read(request, chunk) if whole else chunk
+
+
+def read_all(requests: Sequence[ReadRequest], jobs: int, progress: Progress | None = None) -> list[RunRead]:
+    """Read every request's file (byte ranges over a process pool when it pays); one RunRead per request.
+
+    A file read in one piece is turned into its item table by the process that read it; the ranges
+    of a larger file are joined here first.
+    """
     work = []
     for i, req in enumerate(requests):
         path = str(req.run.samples_path)
         size = os.path.getsize(path)
         ranges = [(0, max(size, 1))] if _is_array(path) else split_ranges(size, RANGE_BYTES)
-        work.extend((i, start, end) for start, end in ranges)
-    total = sum(end - start for _, start, end in work)
-    parts: dict[tuple[int, int], Chunk] = {}
+        work.extend((i, start, end, len(ranges) == 1) for start, end in ranges)
+    total = sum(end - start for _, start, end, _ in work)
+    parts: dict[tuple[int, int], Chunk | RunRead] = {}
     done = 0
     if jobs <= 1 or total < PARALLEL_MIN_BYTES:
-        for i, start, end in work:
-            parts[(i, start)] = scan_range(requests[i], start, end)
+        for i, start, end, whole in work:
+            parts[(i, start)] = _work(requests[i], start, end, whole)
             done += end - start
             if progress:
                 progress(done, total)
@@ -112,20 +122,20 @@ def read_all(requests: Sequence[ReadRequest], jobs: int, progress: Progress | No
         # fork: every worker starts at the first submit, before the caller's progress display starts a thread
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            futures = {pool.submit(scan_range, requests[i], start, end): (i, start, end) for i, start, end in work}
+            futures = {pool.submit(_work, requests[i], s, e, whole): (i, s, e) for i, s, e, whole in work}
             for fut in as_completed(futures):
                 i, start, end = futures[fut]
                 parts[(i, start)] = fut.result()
                 done += end - start
                 if progress:
                     progress(done, total)
-    chunks: list[Chunk] = []
-    for (i, _), part in sorted(parts.items()):
-        if i == len(chunks):
-            chunks.append(part)
+    out: list[Chunk | RunRead] = []
+    for (i, _), part in sorted(parts.items(), key=lambda kv: kv[0]):
+        if i == len(out):
+            out.append(part)
         else:
-            chunks[i].extend(part)
-    return chunks
+            out[i].extend(part)  # type: ignore[union-attr,arg-type] - ranges of one file are Chunks
+    return [part if isinstance(part, RunRead) else _run_read(requests[i], part) for i, part in enumerate(out)]
 
 
 def _problems(req: ReadRequest, chunk: Chunk) -> list[Problem]:
@@ -231,7 +241,7 @@ class LmEvalSource(Source):
         return lmeval_layout.find_runs(root)
 
     def read(self, requests: Sequence[ReadRequest], jobs: int, progress: Progress | None) -> list[RunRead]:
-        return [_run_read(req, chunk) for req, chunk in zip(requests, read_all(requests, jobs, progress))]
+        return read_all(requests, jobs, progress)
 
     def load_item(self, file: str, locator: int) -> LoadedItem:
         sample = _read_line(file, int(locator))
