@@ -75,7 +75,6 @@ Documented choices:
 
 from __future__ import annotations
 
-import heapq
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -127,7 +126,13 @@ _BOXED = re.compile(r"\\boxed[ \t]*\{")
 _CHOSEN = re.compile(r"(?:correct|right|best|final|chosen|selected|my)[ \t*_]*$")
 _OPTION_MARK = r"s?(?![a-z0-9_])[ \t]*[*_]*[ \t]*(?P<sep>[:：])"
 _MARKS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
-    ("answer", re.compile(r"answers?(?![a-z0-9_])(?:[ \t]*[*_]*[ \t]*(?P<sep>[:：]))?"), None),
+    # "answer" with a colon, ending its line (a header) or before a bracket ("answer (F)."): the
+    # regex rejects "answer" in running text before any closer look.
+    (
+        "answer",
+        re.compile(r"answers?(?![a-z0-9_])(?:[ \t]*[*_]*[ \t]*(?P<sep>[:：])|(?=[ \t*_#]*(?:\n|$))|(?=[ \t]*[(\[]))"),
+        None,
+    ),
     ("答案", re.compile(r"答案[ \t]*(?P<sep>[:：]|是|为|】)?"), None),  # 【答案】 is the GAOKAO header
     ("\\boxed", _BOXED, None),
     ("option", re.compile("option" + _OPTION_MARK), _CHOSEN),
@@ -190,6 +195,7 @@ _CLOSING_VERDICT = re.compile(
 )
 _CLOSING_VERB = re.compile(r"(?<![A-Za-z])(?:is|be|are|was)[ \t]+")
 _MAX_CLOSING = 300  # characters of the last line that the closing rule reads
+_MAX_VERDICT = 80  # characters of it that a closing letter or verdict can take
 _COUNT_TAIL = r"(?:[ \t]+(?:there[ \t]+are|(?:i|you|we)[ \t]+have))?(?![a-z])"
 _COUNT_PHRASES: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
     (
@@ -460,31 +466,38 @@ def _backwards(low: str, patterns: tuple[_Pattern, ...]) -> Iterator[re.Match[st
 
     Each pattern starts with its literal, found with str.rfind from the end, and only the last
     _MAX_CANDIDATES occurrences of each literal are tried: the answer sits near the end, so a long
-    reasoning is not scanned in full and a repetition loop costs no more than a short reply. A
-    pattern with a lookback counts only where the lookback matches the text just before it.
+    reasoning is not scanned in full and a repetition loop costs no more than a short reply. The
+    occurrences of all literals are merged by position before any pattern is tried, so the work
+    is proportional to what follows the answer. A pattern with a lookback counts only where the
+    lookback matches the text just before it.
     """
+    left = [_MAX_CANDIDATES] * len(patterns)
 
-    def occurrences(index: int, literal: str) -> Iterator[tuple[int, int]]:
-        end = len(low)
+    def before(index: int, end: int) -> int:
+        """The literal's last occurrence that begins a word and starts before end, or -1."""
+        literal = patterns[index][0]
+        # Word boundary for English keywords; Chinese is written without spaces.
         word = literal[0].isascii() and literal[0].isalnum()
-        for _ in range(_MAX_CANDIDATES):
-            start = low.rfind(literal, 0, end)
-            if start < 0:
-                return
-            end = start + len(literal) - 1
-            # Word boundary for English keywords; Chinese is written without spaces.
-            if word and start and (low[start - 1].isalnum() or low[start - 1] == "_"):
-                continue
-            yield start, index
+        while left[index]:
+            left[index] -= 1
+            start = low.rfind(literal, 0, end + len(literal) - 1)
+            if start < 0 or not (word and start and (low[start - 1].isalnum() or low[start - 1] == "_")):
+                return start
+            end = start
+        return -1
 
-    # Occurrences are merged before any pattern is tried, so that the work done is proportional to
-    # what follows the answer, not to how often each keyword occurs earlier.
-    streams = (occurrences(index, literal) for index, (literal, _, _) in enumerate(patterns))
-    for start, index in heapq.merge(*streams, reverse=True):
+    heads = [(start, index) for index in range(len(patterns)) if (start := before(index, len(low))) >= 0]
+    while heads:
+        head = max(heads)
+        heads.remove(head)
+        start, index = head
         _, pattern, lookback = patterns[index]
         match = pattern.match(low, start)
         if match and (lookback is None or lookback.search(low, max(0, start - _LOOKBACK), start)):
             yield match
+        following = before(index, start)
+        if following >= 0:
+            heads.append((following, index))
 
 
 def _explicit(text: str, low: str, item: _Item, line_start_only: bool = False) -> Extraction | None:
@@ -582,16 +595,19 @@ def _closing(line: str, item: _Item) -> Extraction | None:
     if item.format != "letter":
         return None
     line = line[-_MAX_CLOSING:].rstrip()
-    match = _CLOSING_LETTER.search(line) or _CLOSING_VERDICT.search(line)
+    # Both patterns end the line and are short: only its last characters can hold a match.
+    tail = max(0, len(line) - _MAX_VERDICT)
+    match = _CLOSING_LETTER.search(line, tail) or _CLOSING_VERDICT.search(line, tail)
     if match:
         if match.group("u"):  # a bare capital is a letter only when it is an option ("is K." is not)
             return item.verdict(match.group("u")) if LETTERS.find(match.group("u")) < item.n_letters else None
         return item.verdict((match.group("b") or match.group("s")).upper())
     sentence = line[max(line.rfind(". "), line.rfind("? "), line.rfind("! ")) + 1 :]
-    for verb in reversed(list(_CLOSING_VERB.finditer(sentence))):
+    reach = 2 * item.longest + 20  # a longer tail is no option's text
+    for verb in reversed(list(_CLOSING_VERB.finditer(sentence, max(0, len(sentence) - reach - 5)))):
         tail = sentence[verb.end() :]
-        if len(tail) > 2 * item.longest + 20:
-            break  # earlier verbs leave even longer tails
+        if len(tail) > reach:
+            break
         letter = item.by_text.get(_normalise(tail))
         if letter:
             return item.verdict(letter)
