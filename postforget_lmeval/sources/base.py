@@ -154,7 +154,7 @@ class Source(ABC):
 
 
 def _constant(value: str, n: int) -> pd.Categorical:
-    return pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), [value])
+    return pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), pd.Index([value], dtype=object))
 
 
 def _objects(values: Sequence[Any] | None, n: int, fill: Any = None) -> pd.Series:
