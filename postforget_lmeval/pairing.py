@@ -205,8 +205,7 @@ def _warn_seeds(report: dict[str, Any], got: Collected) -> None:
         if not r["pairs"]:
             groups["no seed in common: not paired"].append(subtask)
     for message, subtasks in groups.items():
-        more = " ..." if len(subtasks) > 5 else ""
-        got.warnings.append(f"{message} ({len(subtasks)} sub-benchmark(s): {', '.join(subtasks[:5])}{more})")
+        got.warnings.append(f"{message} ({len(subtasks)} sub-benchmark(s): {listing(subtasks, 5)})")
 
 
 def _join(before: pd.DataFrame, after: pd.DataFrame, plan_: pd.DataFrame) -> pd.DataFrame:

@@ -15,6 +15,7 @@ import pandas as pd
 
 from postforget_lmeval import sources
 from postforget_lmeval.results import TRANSITIONS, PairingError
+from postforget_lmeval.run_plan import listing
 from postforget_lmeval.sources.base import LoadedItem
 from postforget_lmeval.sources.lmeval_scan import option_letter
 
@@ -67,7 +68,7 @@ def show_items(
     if df.empty:
         names = pd.read_parquet(path, columns=["subtask"])["subtask"].astype(str).unique().tolist()
         close = difflib.get_close_matches(subtask, names, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else f"; sub-benchmarks: {', '.join(sorted(names)[:20])}"
+        hint = f"; did you mean {', '.join(close)}?" if close else f"; sub-benchmarks: {listing(sorted(names), 20)}"
         raise PairingError(f"no sub-benchmark {subtask!r} in {path}{hint}")
     df = df[df["transition"].astype(str) == transition]
     if seed is not None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -379,7 +380,7 @@ class Scanner:
     def _bad_value(self, value: Any) -> None:
         self.out.n_non_binary += 1
         if len(self.out.non_binary) < 5:
-            self.out.non_binary.append(repr(value)[:40])
+            self.out.non_binary.append(textwrap.shorten(repr(value), 40, placeholder=" ..."))
 
     def _resps_chars(self, line: bytes | None, record: dict[str, Any], n: int) -> float | None:
         """Per-replicate response length from the byte span of the logged resps (see the module docstring)."""
