@@ -20,13 +20,14 @@ Rules, in priority order (the first rule that yields an answer wins):
    inside code such as ``print("Answer: X")``), a header line (``### Final Answer``,
    ``**Answer:**``) whose answer is on the next non-blank line, ``\\boxed{X}`` (wrappers such as
    ``\\text{}`` removed), a chosen-option header (``**Correct Option:** [ B ]``, ``Final choice:
-   (B)``) and ``answer (X)`` when the bracketed letter closes the line (``..., or answer (F).``).
+   (B)``, ``**Answer Choice:** (B)``) and ``answer (X)`` when the bracketed letter closes the line (``..., or answer (F).``).
    If the last explicit answer is not an option the result is ``invalid``; earlier answers are
    not consulted.
 2. Prose; the last one wins: ``the (correct) answer is X``, also qualified (``is most likely
-   (C)``, ``is closest to D``) or after a short clause (``the answer that does not fit is (C)``);
-   ``the correct / only remaining / best option is X``; ``the answers are A and C``; the letter
-   before a verdict (``D is the correct answer``, ``This makes (E) the correct answer``); a
+   (C)``, ``is closest to D``, ``seems to be (C)``) or after a short clause (``the answer that
+   does not fit is (C)``); ``the correct / only remaining / closest option is X``; ``the answers
+   are A and C``; the letter before a verdict (``D is the correct answer``, ``This makes (E) the
+   correct answer``, ``This leaves (C) as the only possible answer``); a
    statement ending in ``is:`` whose next line is the answer alone (``C. <option C's text>``);
    ``故选C``, ``应选C``, ``正确选项是C``; for numbers also ``there are 7``, ``a total of 7``,
    ``in total, 7``.
@@ -123,7 +124,7 @@ _EXEMPLAR_REASONING = re.compile(r"\nReasoning:")
 # "：" is the full-width colon of Chinese text.
 _BOXED = re.compile(r"\\boxed[ \t]*\{")
 # A word that makes "option:" name the chosen option ("**Correct Option:** [ B ]"), not a list.
-_CHOSEN = re.compile(r"(?:correct|right|best|final|chosen|selected|my)[ \t*_]*$")
+_CHOSEN = re.compile(r"(?:correct|right|best|final|chosen|selected|my|answer)[ \t*_]*$")
 _OPTION_MARK = r"s?(?![a-z0-9_])[ \t]*[*_]*[ \t]*(?P<sep>[:：])"
 _MARKS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
     # "answer" with a colon, ending its line (a header) or before a bracket ("answer (F)."): the
@@ -140,17 +141,20 @@ _MARKS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
 )
 # "or answer (F)." ends a reply without "is" or a colon; only a bracketed letter closing the line.
 _BRACKETED_ONLY = re.compile(r"[ \t]*(?:\([ \t]*[A-Za-z][ \t]*\)|\[[ \t]*[A-Za-z][ \t]*\])[ \t*_]*[.!]?[ \t*_]*$")
-_VERB = r"(?:is|are|would[ \t]+be|should[ \t]+be|must[ \t]+be|will[ \t]+be)(?![a-z])"
+_VERB = (
+    r"(?:is|are|(?:would|should|must|will|could|might|has[ \t]+to)[ \t]+be|(?:seems?|appears?)[ \t]+to[ \t]+be)"
+    r"(?![a-z])"
+)
 # Words that qualify a statement without withdrawing it: "the answer is most likely (C)",
 # "the answer is closest to D". A hedge that follows ("(A) or (D)") is still a hedge.
 _QUALIFIERS = (
     r"(?:[ \t]+(?:therefore|thus|clearly|definitely|indeed|likely|probably|most|closest|close|nearest"
-    r"|to|be|then|still|simply|actually|certainly|obviously))*"
+    r"|to|be|then|still|simply|actually|certainly|obviously|either))*"
 )
 # An adjective that makes "option is" a choice: "the only remaining option is (G)".
 _CHOICE_WORD = re.compile(
-    r"(?:correct|right|best|only|remaining|final|likely|appropriate|plausible|suitable|accurate|reasonable)"
-    r"[ \t]+$"
+    r"(?:correct|right|best|only|remaining|final|likely|appropriate|plausible|suitable|accurate|reasonable"
+    r"|closest|nearest|intended|possible|valid)[ \t]+$"
 )
 _PHRASES: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
     (
@@ -171,11 +175,15 @@ _PHRASES: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
 )
 _STATEMENTS = {pattern for _, pattern, _ in _PHRASES}
 # "D is the correct answer.", "This makes (E) the correct answer.": the letter comes first.
-_VERDICT = re.compile(r"(?:correct|right|best)[ \t]+(?:answer|option|choice)(?![a-z])")
+# ("the only option" alone describes, "the only possible option" chooses)
+_VERDICT = re.compile(
+    r"(?:(?:correct|right|best)(?:[ \t]+(?:possible|remaining|valid|viable|plausible))?"
+    r"|only[ \t]+(?:possible|remaining|valid|viable|plausible|correct|right))[ \t]+(?:answer|option|choice)(?![a-z])"
+)
 _SUBJECT_LETTER = r"(\([ \t]*[A-Z][ \t]*\)|\[[ \t]*[A-Z][ \t]*\]|(?<![A-Za-z0-9])[A-Z])[*_]*"
 _VERDICT_SUBJECT = re.compile(
-    rf"(?:{_SUBJECT_LETTER}[ \t]+(?:is|was|would[ \t]+be|must[ \t]+be|should[ \t]+be)"
-    rf"|(?<![a-z])(?:makes|making|make)[ \t]+{_SUBJECT_LETTER})[ \t]+the[ \t]+$"
+    rf"(?:{_SUBJECT_LETTER}[ \t]+(?:is|was|remains|(?:would|must|should)[ \t]+be|seems[ \t]+to[ \t]+be)"
+    rf"|(?<![a-z])(?:makes|making|make|leaves|leaving)[ \t]+{_SUBJECT_LETTER}(?:[ \t]+as)?)[ \t]+the[ \t]+$"
 )
 # "The statement that is NOT true is:" with the answer alone on the next line ("C. <its text>").
 _INTRO = re.compile(r"(?:is|are)[:：][ \t*_]*(?=\n|$)")
@@ -524,7 +532,7 @@ def _explicit(text: str, low: str, item: _Item, line_start_only: bool = False) -
 
 
 _PROSE_LETTER = _PHRASES + (
-    ("correct", _VERDICT, None), ("right", _VERDICT, None), ("best", _VERDICT, None),
+    ("correct", _VERDICT, None), ("right", _VERDICT, None), ("best", _VERDICT, None), ("only", _VERDICT, None),
     *_INTROS,
 )
 _PROSE_NUMBER = _PHRASES + _COUNT_PHRASES + _INTROS
