@@ -37,7 +37,7 @@ code { font-size: .9em; background: var(--bg); padding: 0 .25em; border-radius: 
 table { border-collapse: collapse; margin: .4em 0 .8em; font-size: .9em; }
 th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: right; vertical-align: top; }
 th { background: var(--bg); position: sticky; top: 0; }
-td:first-child, th:first-child, td.text { text-align: left; }
+td:first-child, th:first-child, td.text, th.text { text-align: left; }
 tr.total td { font-weight: 600; border-top: 2px solid var(--fg); }
 img { max-width: 100%; height: auto; border: 1px solid var(--line); }
 .items { display: grid; grid-template-columns: repeat(auto-fill, minmax(330px, 1fr)); gap: 10px; }
@@ -62,7 +62,7 @@ def _e(value: Any) -> str:
 
 def table_html(frame: pd.DataFrame, *, total_last: bool = False, text_columns: Sequence[str] = ()) -> str:
     """A DataFrame as an escaped HTML table; the last row bold when it is the overall row."""
-    head = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
+    head = "".join(f'<th class="text">{_e(c)}</th>' if c in text_columns else f"<th>{_e(c)}</th>" for c in frame.columns)
     rows = []
     for i, row in enumerate(frame.astype(object).itertuples(index=False)):
         cls = ' class="total"' if total_last and i == len(frame) - 1 else ""
