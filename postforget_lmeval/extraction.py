@@ -11,10 +11,10 @@ Rules, in priority order (the first rule that yields an answer wins):
 0. Preparation. Chat special tokens (``<|im_end|>``, ``</s>`` ...) are dropped. Thinking is split
    from the visible reply: everything up to the last ``</think>`` is thinking (the chat template
    may have opened the block itself), and a ``<think>`` that is never closed starts thinking that
-   runs to the end. If the reply goes on with a line starting ``Question:`` (a base model
-   inventing the next few-shot exemplar), only the text before that line counts, provided it
-   holds an answer or the continuation has a ``Reasoning:`` line (the shape of an invented
-   exemplar); otherwise (a chat model restating the question) the whole reply counts.
+   runs to the end. If the reply goes on with a line starting ``Question:`` or ``Q:`` (a base
+   model inventing the next few-shot exemplar), only the text before that line counts, provided
+   it holds an answer or the continuation has a ``Reasoning:`` or ``A:`` line (the shape of an
+   invented exemplar); otherwise (a chat model restating the question) the whole reply counts.
 1. Explicit markers; the last one in the reply wins: ``Answer: X`` in any case and markdown
    (``**Answer:** X``, ``**Answer: X**``, ``Final answer: X``, ``答案：X``, ``【答案】X``, also
    inside code such as ``print("Answer: X")``), a header line (``### Final Answer``,
@@ -116,8 +116,10 @@ _MAX_SKIPPED_LINES = 4
 _SPECIAL_TOKENS = re.compile(r"<\|[A-Za-z0-9_]{1,40}\|>|</s>|<eos>|<end_of_turn>")
 _THINK_OPEN = re.compile(r"<think(?:ing)?>", re.I)
 _THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.I)
-_NEXT_QUESTION = "\nQuestion:"
-_EXEMPLAR_REASONING = re.compile(r"\nReasoning:")
+# The start of a next exemplar ("Question:", or BBH's "Q:"), and the line that shows the text after it
+# is an invented exemplar (its reasoning) rather than a chat model restating the question.
+_NEXT_QUESTION = ("\nQuestion:", "\nQ:")
+_EXEMPLAR_REASONING = re.compile(r"\n(?:Reasoning|A):")
 
 # Markers are searched in lowercased text, backwards from the end with str.rfind on a literal
 # that starts each pattern (see _backwards), so that only the last few are ever looked at.
@@ -658,10 +660,11 @@ def _from_text(text: str, item: _Item) -> Extraction | None:
 
 def _from_reply(reply: str, item: _Item) -> Extraction | None:
     """Rules 1-5 on the visible reply, without an invented next question (rule 0)."""
-    cut = reply.find(_NEXT_QUESTION)
+    cuts = [at for at in (reply.find(marker) for marker in _NEXT_QUESTION) if at >= 0]
+    cut = min(cuts, default=-1)
     if cut >= 0 and reply[:cut].strip():
         found = _from_text(reply[:cut], item)
-        if found or _EXEMPLAR_REASONING.search(reply, cut + len(_NEXT_QUESTION)):
+        if found or _EXEMPLAR_REASONING.search(reply, cut + 2):
             return found
     return _from_text(reply, item)
 
