@@ -196,13 +196,13 @@ _CLOSING_LETTER = re.compile(
     r"(?:\([ \t]*(?P<b>[A-Za-z])[ \t]*\)|\[[ \t]*(?P<s>[A-Za-z])[ \t]*\]|(?P<u>[A-Z]))"
     r"[*_]*[ \t]*[.!]?[ \t*_]*$"
 )
-# ... or the text of one option: "the leader who could not be termed transformational is Margaret Thatcher."
 # ... or names the letter that is correct: "Therefore, option C is correct."
 _CLOSING_VERDICT = re.compile(
     r"(?<![A-Za-z])(?:(?:option|choice)[ \t]+)?[*_]*"
     r"(?:\([ \t]*(?P<b>[A-Za-z])[ \t]*\)|\[[ \t]*(?P<s>[A-Za-z])[ \t]*\]|(?P<u>[A-Z]))[*_]*"
     r"[ \t]+is[ \t]+(?:the[ \t]+)?(?:correct|right)(?:[ \t]+(?:one|answer|option|choice))?[*_]*[ \t]*[.!]?[ \t*_]*$"
 )
+# ... or the text of one option: "the leader who could not be termed transformational is Margaret Thatcher."
 _CLOSING_VERB = re.compile(r"(?<![A-Za-z])(?:is|be|are|was)[ \t]+")
 _MAX_CLOSING = 300  # characters of the last line that the closing rule reads
 _MAX_VERDICT = 80  # characters of it that a closing letter or verdict can take
