@@ -86,8 +86,10 @@ def frame_rich(frame: pd.DataFrame, title: str) -> Table:
 def rich_table(result: PairResult, average: str = "macro") -> Table:
     """The paper's table for the terminal."""
     label = "macro average, as the paper" if average == "macro" else "micro (item-weighted) average"
-    return frame_rich(paper_table(result, average), f"Chance-adjusted forgetting and backward transfer, % ({label}); "
-                      "(…) = ceiling")
+    short = dict(zip(PAPER_COLUMNS, ("Category", "F_true ± std (F_max)", "BT_true ± std (BT_max)", "acc before",
+                                      "acc after", "sub-benchmarks", "seeds")))
+    return frame_rich(paper_table(result, average).rename(columns=short),
+                      f"Chance-adjusted forgetting and backward transfer, % ({label}); (…) = ceiling")
 
 
 def markdown_table(header: list[str], rows: list[list[str]]) -> str:
