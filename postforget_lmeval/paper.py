@@ -194,9 +194,12 @@ def differences(result: PairResult, label: str) -> list[str]:
             "Chance k: counted per item here; the paper's code used its BBH table and k = 4 for every other "
             "benchmark (re-pair with --chance-k paper to compare like for like)."
         )
+    ours = set(result.categories["category"].astype(str)) - {"OVERALL"}
+    missing = sorted(set(figures().loc[figures()["pair"] == label, "category"]) - ours - {"OVERALL"})
     out.append(
         "Overall: the paper's Total averages 10 categories (ARC fell into a hidden extra category, so its Logic "
-        "row has no ARC); ours averages the categories present, ARC inside Logic."
+        "row has no ARC); ours averages the categories present, ARC inside Logic"
+        + (f", and this run has no {', '.join(missing)}." if missing else ".")
     )
     paper = figures()[(figures()["pair"] == label) & (figures()["category"] == "Safety/Truthfulness")]
     if not paper.empty and paper["mean_pct"].isna().all():
