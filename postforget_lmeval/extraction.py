@@ -28,12 +28,14 @@ Rules, in priority order (the first rule that yields an answer wins):
    does not fit is (C)``); ``the correct / only remaining / closest option is X``; ``the answers
    are A and C``; the letter before a verdict (``D is the correct answer``, ``This makes (E) the
    correct answer``, ``This leaves (C) as the only possible answer``); a
-   statement ending in ``is:`` whose next line is the answer alone (``C. <option C's text>``);
+   statement ending in ``is:`` whose next line is the answer alone (``C. <option C's text>``,
+   unless more lettered lines follow: that is a restated options list);
    ``故选C``, ``应选C``, ``正确选项是C``; for numbers also ``there are 7``, ``a total of 7``,
    ``in total, 7``.
 3. Bare lines: the last non-blank line, else the first, is nothing but the answer (``B``,
-   ``(B)``, ``B.``, ``**B**``, ``#### B``, ``7``). The first line may also be a letter followed by exactly that
-   option's text (``C) Paris``): a base model prompted up to ``Answer:`` replies that way.
+   ``(B)``, ``B.``, ``**B**``, ``#### B``, ``7``). The first line may also be a letter followed by
+   exactly that option's text (``C) Paris``): a base model prompted up to ``Answer:`` replies that
+   way; not when another lettered line follows it (a restated options list).
 4. Closing statement (one-letter items): the last line ends by saying what something is: a
    bracketed letter (``Therefore the most likely reaction is (E).``), a capital that is an option
    letter, or exactly one option's text (``... the leader who was not transformational is
@@ -555,7 +557,8 @@ def _prose(text: str, low: str, item: _Item) -> Extraction | None:
             found = _verdict(text, match.start(), item) if item.format == "letter" else None
         elif match.re is _INTRO:
             # Only an answer that stands alone on the next line: "C. <option C's text>", "(C)".
-            found = _bare(_payload(text, match.end(), True), item, first=True)
+            line = _payload(text, match.end(), True)
+            found = None if _lists_options(text, line, match.end()) else _bare(line, item, first=True)
         else:
             # A count ("there are 7") is read on its own line only; a statement may introduce the
             # answer on the next line ("The correct answer is:").
@@ -638,6 +641,19 @@ def _whole_option(text: str, item: _Item) -> Extraction | None:
 _FINAL_LINE = re.compile(r"[ \t*_#>]*(?:final[ \t]+)?answer[ \t*_]*:[ \t*_]*\(?([A-Za-z])\)?[ \t*_.]*", re.I)
 
 
+_OPTION_LABEL = re.compile(r"[ \t>*_-]*[(\[]?[A-Za-z][)\].:][ \t]")  # "B) ", "(B) ", "B. ", "- B: "
+
+
+def _lists_options(text: str, line: str, after: int) -> bool:
+    """Whether the line found at or after ``after`` is followed by another lettered line: the start
+    of a restated options list ("The options are:\nA) Lyon\nB) Marseille"), not an answer."""
+    at = text.find(line, after) if line else -1
+    if at < 0:
+        return False
+    rest = text[at + len(line) : at + len(line) + _MAX_PAYLOAD].lstrip(" \t\r\n")
+    return _OPTION_LABEL.match(rest) is not None
+
+
 def _from_text(text: str, item: _Item) -> Extraction | None:
     """Rules 1-5 on visible text."""
     if item.format != "number":
@@ -649,10 +665,10 @@ def _from_text(text: str, item: _Item) -> Extraction | None:
     found = _explicit(text, low, item) or _prose(text, low, item)
     if found:
         return found
-    last_line = _edge_line(text, last=True)
+    last_line, first_line = _edge_line(text, last=True), _edge_line(text, last=False)
     return (
         _bare(last_line, item, first=False)
-        or _bare(_edge_line(text, last=False), item, first=True)
+        or (None if _lists_options(text, first_line, 0) else _bare(first_line, item, first=True))
         or _closing(last_line, item)
         or _whole_option(text, item)
     )
