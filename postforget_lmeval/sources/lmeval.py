@@ -91,10 +91,31 @@ def split_ranges(size: int, range_bytes: int) -> list[tuple[int, int]]:
     return [(s, min(s + range_bytes, size)) for s in range(0, size, range_bytes)]
 
 
-def _work(request: ReadRequest, start: int, end: int, whole: bool) -> Chunk | RunRead:
-    """One unit of reading: a whole file becomes its RunRead right there (in the worker), a range a Chunk."""
-    chunk = scan_range(request, start, end)
-    return _run_read(request, chunk) if whole else chunk
+Unit = tuple[int, int, int, bool]  # request index, start byte, end byte, whole file
+
+
+def _work(batch: Sequence[tuple[ReadRequest, int, int, bool]]) -> list[Chunk | RunRead]:
+    """A batch of reading: a whole file becomes its RunRead right there (in the worker), a range a Chunk."""
+    out: list[Chunk | RunRead] = []
+    for request, start, end, whole in batch:
+        chunk = scan_range(request, start, end)
+        out.append(_run_read(request, chunk) if whole else chunk)
+    return out
+
+
+def _batches(units: list[Unit], jobs: int) -> list[list[Unit]]:
+    """Consecutive units of about RANGE_BYTES each (at least 4 batches per process): few round trips."""
+    total = sum(end - start for _, start, end, _ in units)
+    limit = min(RANGE_BYTES, max(1, total // (4 * jobs)))
+    batches: list[list[Unit]] = [[]]
+    size = 0
+    for unit in units:
+        if batches[-1] and size + unit[2] - unit[1] > limit:
+            batches.append([])
+            size = 0
+        batches[-1].append(unit)
+        size += unit[2] - unit[1]
+    return batches
 
 
 def read_all(requests: Sequence[ReadRequest], jobs: int, progress: Progress | None = None) -> list[RunRead]:
@@ -103,32 +124,38 @@ def read_all(requests: Sequence[ReadRequest], jobs: int, progress: Progress | No
     A file read in one piece is turned into its item table by the process that read it; the ranges
     of a larger file are joined here first.
     """
-    work = []
+    units: list[Unit] = []
     for i, req in enumerate(requests):
         path = str(req.run.samples_path)
         size = os.path.getsize(path)
         ranges = [(0, max(size, 1))] if _is_array(path) else split_ranges(size, RANGE_BYTES)
-        work.extend((i, start, end, len(ranges) == 1) for start, end in ranges)
-    total = sum(end - start for _, start, end, _ in work)
+        units.extend((i, start, end, len(ranges) == 1) for start, end in ranges)
+    total = sum(end - start for _, start, end, _ in units)
     parts: dict[tuple[int, int], Chunk | RunRead] = {}
     done = 0
-    if jobs <= 1 or total < PARALLEL_MIN_BYTES:
-        for i, start, end, whole in work:
-            parts[(i, start)] = _work(requests[i], start, end, whole)
+
+    def collect(batch: list[Unit], results: list[Chunk | RunRead]) -> None:
+        nonlocal done
+        for (i, start, end, _), part in zip(batch, results):
+            parts[(i, start)] = part
             done += end - start
-            if progress:
-                progress(done, total)
+        if progress:
+            progress(done, total)
+
+    if jobs <= 1 or total < PARALLEL_MIN_BYTES:
+        for unit in units:
+            i, start, end, whole = unit
+            collect([unit], _work([(requests[i], start, end, whole)]))
     else:
         # fork: every worker starts at the first submit, before the caller's progress display starts a thread
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            futures = {pool.submit(_work, requests[i], s, e, whole): (i, s, e) for i, s, e, whole in work}
+            futures = {
+                pool.submit(_work, [(requests[i], s, e, whole) for i, s, e, whole in batch]): batch
+                for batch in _batches(units, jobs)
+            }
             for fut in as_completed(futures):
-                i, start, end = futures[fut]
-                parts[(i, start)] = fut.result()
-                done += end - start
-                if progress:
-                    progress(done, total)
+                collect(futures[fut], fut.result())
     out: list[Chunk | RunRead] = []
     for (i, _), part in sorted(parts.items(), key=lambda kv: kv[0]):
         if i == len(out):
