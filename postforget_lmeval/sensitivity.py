@@ -83,7 +83,8 @@ def _correctness(result: PairResult, logged: bool = False) -> pd.DataFrame:
     for side in ("before", "after"):
         source = f"correct_logged_{side}" if logged and f"correct_logged_{side}" in samples else side
         cols[side] = samples[source].astype("int8")
-    return pd.DataFrame({"category": samples["category"], **{c: samples[c] for c in KEY}, **cols})
+    # plain strings: a categorical category column could not take the OVERALL row
+    return pd.DataFrame({"category": samples["category"].astype(str), **{c: samples[c] for c in KEY}, **cols})
 
 
 def _changed(a: pd.DataFrame, b: pd.DataFrame, name: str) -> pd.Series:
