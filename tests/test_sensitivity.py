@@ -14,8 +14,8 @@ import pytest
 
 from postforget_lmeval.cli import main as main_pair
 from postforget_lmeval.rescoring import rescore
-from postforget_lmeval.results import PairingError
-from postforget_lmeval.sensitivity import compare, markdown, parse_policies
+from postforget_lmeval.results import PairingError, PairResult
+from postforget_lmeval.sensitivity import compare, markdown, parse_policies, summarise
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fixtures.pairing.lmeval_runs import sample_line, write_run  # noqa: E402
@@ -115,3 +115,31 @@ def test_policy_lists_are_checked() -> None:
         parse_policies("strict,lenient")
     with pytest.raises(PairingError, match="named twice"):
         parse_policies("strict,strict")
+
+
+def _constructed(before: list[int], after: list[int], logged: tuple[list[int], list[int]] | None) -> PairResult:
+    samples = pd.DataFrame({
+        "subtask": ["s", "s", "m"], "category": pd.Categorical(["Logic", "Logic", "Math"]), "doc_id": [0, 1, 0],
+        "seed": 0, "replicate": 0, "before": before, "after": after,
+    })
+    if logged:
+        samples["correct_logged_before"], samples["correct_logged_after"] = logged
+    categories = pd.DataFrame({"category": ["Logic", "Math", "OVERALL", "Logic"], "average": ["macro"] * 3 + ["micro"],
+                               "F_true_mean": [0.1, 0.2, 0.15, 9.0], "BT_true_mean": [0.3, 0.4, 0.35, 9.0]})
+    return PairResult(pd.DataFrame({"scored_by": ["x/1"]}), categories, samples, pd.DataFrame(), {})
+
+
+def test_summarise_counts_changes_on_either_side() -> None:
+    logged = ([1, 0, 1], [1, 1, 0])
+    sens = summarise({
+        "logged": _constructed(*logged, None),
+        "strict": _constructed([1, 1, 1], [1, 1, 0], logged),  # item 1 before changed
+        "lighteval": _constructed([0, 1, 1], [1, 1, 1], logged),  # item 0 before, 1 before, Math after
+    })
+    table = sens.table.set_index("category")
+    assert table.index.tolist() == ["Logic", "Math", "OVERALL"]
+    assert table["F_true_strict"].tolist() == [0.1, 0.2, 0.15]  # macro rows only
+    assert table["n_items"].tolist() == [2, 1, 3]
+    assert table["changed_strict_vs_logged"].tolist() == [1, 0, 1]
+    assert table["changed_lighteval_vs_logged"].tolist() == [2, 1, 3]
+    assert table["changed_strict_vs_lighteval"].tolist() == [1, 1, 2]
