@@ -558,3 +558,15 @@ def test_option_log_likelihoods_and_generation_budget_are_recorded(tmp_path):
     assert [list(v) for v in mc["option_ll_before"]] == [[-1.0, -5.0, -5.0]] * 2
     runs = {r["task"]: r["max_gen_toks"] for r in result.summary["runs"]["before"]}
     assert runs == {"plain": None, "postforget_mmlu_x": 512}
+
+
+def test_input_format_is_detected_or_named(tmp_path):
+    b, a = dirs(tmp_path)
+    write_run(b, ours("mmlu_x", "10"))
+    write_run(a, ours("mmlu_x", "11"))
+    assert pair(b, a, analyses=False).summary["formats"] == {"before": "lmeval", "after": "lmeval"}
+    assert pair(b, a, source_format="lmeval", analyses=False).summary["totals"]["items_paired"] == 2
+    with pytest.raises(PairingError, match="unknown input format 'csv'; choose one of lmeval, lighteval"):
+        pair(b, a, source_format="csv")
+    with pytest.raises(PairingError, match="found under before directory"):
+        pair(b, a, source_format="lighteval")

@@ -65,6 +65,7 @@ class LightEvalSource(Source):
     """LightEval 0.10-0.13 output directories (results + ``--save-details`` parquet files)."""
 
     name = "lighteval"
+    layout = "LightEval results_<time>.json with details/.../details_<task>_<time>.parquet"
 
     def matches(self, root: Path) -> bool:
         """A details parquet file, or a results file that opens with LightEval's ``config_general``."""
