@@ -9,12 +9,12 @@ chain-of-thought responses of 2-8 KB, 3 seeds), then, in one run on the same fil
   (start-up and imports, reading, pairing and tables, analyses, writing) and peak memory;
 * the same with ``--rescore strict``: every response re-read by the extractor.
 
-A last case repeats the smallest size's samples with 4x longer responses: same samples, ~4x the
-bytes, so its memory shows whether memory grows with response length (it should not).
+A last case repeats a small case's samples (``--memory-gb``) with 4x longer responses: same samples,
+~4x the bytes, so its memory shows whether memory grows with response length (it should not).
 Generated data lives under a temporary directory in /tmp and is deleted at the end (``--keep`` to
 keep it).
 
-    python scripts/bench_pairing.py [--sizes 2] [--jobs N] [--repeat 3] [--keep]
+    python scripts/bench_pairing.py [--sizes 2] [--jobs N] [--repeat 3] [--memory-gb 0.25] [--keep]
 """
 
 from __future__ import annotations
@@ -222,12 +222,14 @@ def _best(runs: list[dict[str, float]]) -> dict[str, float]:
     }
 
 
-def bench(sizes: list[float], jobs: str | None, keep: bool, repeat: int) -> None:
+def bench(sizes: list[float], jobs: str | None, keep: bool, repeat: int, memory_gb: float) -> None:
     base = Path(tempfile.mkdtemp(prefix="postforget-bench-", dir="/tmp"))
     print(f"data under {base}; best of {repeat} runs per case, jobs={jobs or 'CPUs available'}")
-    # the sizes with 2-8 KB responses, then the smallest size's items with 4x longer responses:
-    # the same number of samples, so the same memory if memory does not grow with response length
-    cases = [(f"{s:g}", tasks_for(s), 1) for s in sizes] + [(f"{min(sizes):g} x4 resp", tasks_for(min(sizes)), 4)]
+    # the sizes with 2-8 KB responses, then a small case's items with 4x longer responses: the same
+    # number of samples, so the same memory if memory does not grow with response length
+    small = [s for s in sizes if s <= memory_gb] or [memory_gb]
+    cases = [(f"{s:g}", tasks_for(s), 1) for s in sorted(set(sizes) | {small[0]})]
+    cases.append((f"{small[0]:g} x4 resp", tasks_for(small[0]), 4))
     rows = []
     try:
         for label, n_tasks, scale in cases:
@@ -284,7 +286,7 @@ def _print(rows: list[dict]) -> None:
         "read (the log-reading phase), join (seed plan, join, tables), anal. (the analyses), write (every output "
         "file but the optional plot). read MB/s: the logs' bytes over the read phase. rescore: the same with "
         "--rescore strict (every response re-read by the extractor). RSS: peak resident set of the main process "
-        "and of the largest reading worker. 'x4 resp': the smallest case's samples with 4x longer responses."
+        "and of the largest reading worker. 'x4 resp': the small case's samples with 4x longer responses."
     )
 
 
@@ -298,8 +300,11 @@ def main() -> None:
     parser.add_argument("--jobs", help="reading processes (default: CPUs available)")
     parser.add_argument("--keep", action="store_true", help="keep the generated data")
     parser.add_argument("--repeat", type=int, default=3, help="runs per case; the best is reported (default 3)")
+    parser.add_argument(
+        "--memory-gb", type=float, default=0.25, help="size of the memory check: this size, then 4x longer responses"
+    )
     args = parser.parse_args()
-    bench([float(s) for s in args.sizes.split(",")], args.jobs, args.keep, args.repeat)
+    bench([float(s) for s in args.sizes.split(",")], args.jobs, args.keep, args.repeat, args.memory_gb)
 
 
 if __name__ == "__main__":
