@@ -164,6 +164,8 @@ def _objects(values: Sequence[Any] | None, n: int, fill: Any = None) -> pd.Serie
         out[:] = fill
     else:
         out = np.fromiter(values, dtype=object, count=n)  # keeps list values (option_ll) as elements
+        if fill is not None and None in values:  # rows that do not name it take the run's value
+            out[out == None] = fill  # noqa: E711 - elementwise on an object array
     return pd.Series(out, dtype=object, copy=False)
 
 
