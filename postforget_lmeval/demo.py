@@ -16,9 +16,13 @@ What it does, and why each step is there:
    options in its own order): they answer in the right format but know none of the pretrain
    facts, so pairing them shows the "forgetting" that guessing alone produces: a raw F of the
    order of the chance baseline F_chance, and a chance-adjusted F_true near 0.
-5. Saves every model as an ordinary Hugging Face checkpoint, evaluates each with the real
-   ``lm_eval`` CLI (``--model hf --log_samples``, sampling, one run per seed; ``unrelated_b`` with
-   seeds of its own, see ``EVAL_SEED_OFFSET``), and pairs the runs with ``postforget-pair``.
+5. Saves every model as an ordinary Hugging Face checkpoint and evaluates each under every seed
+   in one process through lm-eval's Python API (``simple_evaluate``, HF backend, sampling, sample
+   logs written by lm-eval's ``EvaluationTracker`` exactly where and how ``lm_eval --log_samples``
+   writes them; ``unrelated_b`` with seeds of its own, see ``EVAL_SEED_OFFSET``).
+6. Pairs the runs with :func:`postforget_lmeval.pair` (three pairs: the forgetting, the replay and
+   the unrelated control), writes each pair's outputs with its report.html, and the table across
+   the three pairs (``pairs/pairs.html``).
 
 The default run takes a few minutes on 2 CPU cores; ``--quick`` is the small version the tests run.
 """
@@ -26,27 +30,29 @@ The default run takes a few minutes on 2 CPU cores; ``--quick`` is the small ver
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import math
 import os
 import random
 import shutil
-import subprocess
+import logging
 import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-import pandas as pd
 from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from . import demo_data, task_dir
+from . import demo_data, multipair, task_dir
+from .report import rich_table
+from .results import PairingError, PairResult
 from .prompts import LETTERS
 
 try:
@@ -70,7 +76,8 @@ MAX_POSITIONS = 256  # prompts are ~90 tokens
 BATCH_SIZE = 32
 LR = 3e-3
 WARMUP_STEPS = 30
-EVAL_EVERY = 25
+EVAL_EVERY = 25  # while pretraining: how often to check whether the target is reached
+WATCH_EVERY = 100  # otherwise the check only feeds the progress bar and the history
 MAX_GEN_TOKS = 16  # "\nAnswer: X" and EOS are 5 tokens; a guessing model may ramble a little first
 
 
@@ -223,7 +230,7 @@ def train(model: LlamaForCausalLM, data: Sequence[Example], *, steps: int, lr: f
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         schedule.step()
-        if step % EVAL_EVERY == 0 or step == steps:
+        if step % (EVAL_EVERY if stop_at is not None else WATCH_EVERY) == 0 or step == steps:
             accuracy = letter_accuracy(model, watch, letter_ids, pad_id)
             history.append((step, accuracy))
             progress.update(bar, acc=accuracy)
@@ -241,72 +248,50 @@ def save(model: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast, path: Path
     return path
 
 
-def lm_eval_command(checkpoint: Path, output: Path, seed: int, n_facts: int) -> list[str]:
-    """The real lm-eval CLI on one checkpoint: the task's sampling settings, few new tokens.
+def evaluate(checkpoints: dict[str, Path], settings: Settings, out: Path, console: Console) -> int:
+    """Evaluate every checkpoint under every seed in this one process, through lm-eval's Python API.
 
-    ``--metadata n_facts=...`` reaches :func:`demo_data.facts_dataset` through the task's
-    ``custom_dataset``, so the task evaluates exactly the facts the model was pretrained on.
+    Each run is what ``lm_eval run --model hf --model_args pretrained=<checkpoint> --tasks
+    postforget_demo_facts --seed S --log_samples --output_path out/lm_eval/<name>`` would write
+    (lm-eval's own ``EvaluationTracker`` saves the results file and the sample log in the CLI's
+    layout), without paying lm-eval's start-up (imports, task index) once per run: a pipeline that
+    evaluates many checkpoints calls ``simple_evaluate`` like this. ``n_facts`` reaches
+    :func:`demo_data.facts_dataset` through the task's metadata, as ``--metadata`` does. Returns the
+    number of runs.
     """
-    return [
-        sys.executable, "-m", "lm_eval", "run",
-        "--model", "hf",
-        "--model_args", f"pretrained={checkpoint},dtype=float32",
-        "--tasks", TASK,
-        "--include_path", task_dir(),
-        "--metadata", f"n_facts={n_facts}",
-        "--gen_kwargs", f"max_gen_toks={MAX_GEN_TOKS}",
-        "--device", "cpu",
-        "--batch_size", "64",
-        "--seed", str(seed),
-        "--log_samples",
-        "--output_path", str(output),
-    ]
+    import lm_eval
+    from lm_eval.loggers import EvaluationTracker
+    from lm_eval.tasks import TaskManager
 
-
-@dataclass
-class _EvalJob:
-    name: str
-    seed: int
-    command: list[str]
-    log: Path
-    process: subprocess.Popen | None = None
-
-
-def run_evaluations(jobs: Sequence[_EvalJob], console: Console, parallel: int) -> None:
-    """Run the lm_eval jobs, ``parallel`` at a time, each logging to its own file.
-
-    Most of an lm_eval run on a tiny model is single-threaded start-up (imports, task index), so
-    two runs side by side on two cores take little longer than one. A failure stops the demo with
-    the end of its log: a missing run would silently shrink the pairing.
-    """
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS=str(max(1, (os.cpu_count() or 1) // parallel)))
-    pending, running = list(jobs), []
-    try:
-        with Progress(TextColumn("lm_eval runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=console) as progress:
-            bar = progress.add_task("lm_eval", total=len(jobs))
-            while pending or running:
-                while pending and len(running) < parallel:
-                    job = pending.pop(0)
-                    job.log.parent.mkdir(parents=True, exist_ok=True)
-                    with job.log.open("w") as log:
-                        log.write(" ".join(job.command) + "\n\n")
-                        log.flush()
-                        job.process = subprocess.Popen(job.command, stdout=log, stderr=subprocess.STDOUT, env=env)
-                    running.append(job)
-                time.sleep(0.2)
-                for job in [j for j in running if j.process.poll() is not None]:
-                    running.remove(job)
-                    if job.process.returncode != 0:
-                        tail = "".join(job.log.read_text().splitlines(keepends=True)[-30:])
-                        raise RuntimeError(f"lm_eval failed on {job.name} (seed {job.seed}), exit code "
-                                           f"{job.process.returncode}; log {job.log}, ending:\n{tail}")
-                    progress.update(bar, advance=1)
-    finally:
-        for job in running:
-            job.process.kill()
-            job.process.wait()
+    for name in ("lm_eval", "lm-eval"):  # lm-eval logs every request batch at INFO; the bar below says enough
+        logging.getLogger(name).setLevel(logging.WARNING)
+    metadata = {"n_facts": settings.n_facts}
+    manager = TaskManager(include_path=task_dir(), metadata=metadata)
+    runs = [(name, base + EVAL_SEED_OFFSET.get(name, 0)) for base in settings.seeds for name in checkpoints]
+    console.print(f"[bold]lm_eval[/]: {len(runs)} runs ({len(checkpoints)} models x seeds "
+                  f"{','.join(map(str, settings.seeds))}) in one process, task {TASK}")
+    with Progress(TextColumn("lm_eval runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console) as progress:
+        bar = progress.add_task("lm_eval", total=len(runs))
+        log = out / "logs" / "lm_eval.log"  # lm-eval's per-request progress bars (stderr) go here
+        log.parent.mkdir(parents=True, exist_ok=True)
+        for name, seed in runs:
+            tracker = EvaluationTracker(output_path=str(out / "lm_eval" / name))
+            with log.open("a", encoding="utf-8") as sink, contextlib.redirect_stderr(sink):
+                results = lm_eval.simple_evaluate(
+                    model="hf", model_args={"pretrained": str(checkpoints[name]), "dtype": "float32"},
+                    tasks=[TASK], task_manager=manager, metadata=metadata, device="cpu", batch_size=64,
+                    gen_kwargs=f"max_gen_toks={MAX_GEN_TOKS}", log_samples=True, evaluation_tracker=tracker,
+                    random_seed=seed, numpy_random_seed=seed, torch_random_seed=seed, fewshot_random_seed=seed,
+                )
+            if results is None:
+                raise RuntimeError(f"lm_eval returned no results for {name} (seed {seed})")
+            samples = results.pop("samples")
+            tracker.save_results_aggregated(results=results, samples=samples)
+            for task_name in results["configs"]:
+                tracker.save_results_samples(task_name=task_name, samples=samples[task_name])
+            progress.update(bar, advance=1)
+    return len(runs)
 
 
 def _progress(console: Console) -> Progress:
@@ -337,9 +322,9 @@ def _prepare_out(out: Path) -> None:
     (out / MARKER).write_text(json.dumps({"status": "running"}) + "\n")
 
 
-def _pair_summary(pair_dir: Path) -> dict[str, float]:
-    """Seed mean and sample std of the headline numbers of one pairing (its subtasks.csv)."""
-    table = pd.read_csv(pair_dir / "subtasks.csv")
+def _pair_summary(result: PairResult) -> dict[str, float]:
+    """Seed mean and sample std of the headline numbers of one pairing (one sub-benchmark: the facts)."""
+    table = result.subtasks
     summary: dict[str, float] = {"seeds": len(table)}
     for column in ("acc_before", "acc_after", "F", "F_chance", "F_true", "BT_true", "F_rel"):
         summary[column] = float(table[column].mean())
@@ -366,10 +351,10 @@ def _summary_table(pairs: dict[str, dict]) -> Table:
 
 
 MARKER = "demo.json"
-PAIRS = {  # pairing directory: (label, before model, after model, extra postforget-pair arguments)
-    "forgetting": ("before→after", "before", "after", ()),
-    "replay": ("before→after_replay", "before", "after_replay", ()),
-    "unrelated": ("unrelated_a→b", "unrelated_a", "unrelated_b", ("--seed-match", "order")),
+PAIRS = {  # pairing directory: (label, before model, after model, pair() options)
+    "forgetting": ("before→after", "before", "after", {}),
+    "replay": ("before→after_replay", "before", "after_replay", {}),
+    "unrelated": ("unrelated_a→b", "unrelated_a", "unrelated_b", {"seed_match": "order"}),
 }
 # With equal lm_eval seeds, two models that are both unsure draw their letters from the same random
 # numbers and agree far more often than independent guessers; unrelated_b gets its own seeds.
@@ -445,30 +430,16 @@ def run(settings: Settings, out: Path, console: Console) -> dict:
     timings["save"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    jobs = []
-    for base_seed in settings.seeds:
-        for name, path in checkpoints.items():
-            seed = base_seed + EVAL_SEED_OFFSET.get(name, 0)
-            jobs.append(_EvalJob(name, seed, lm_eval_command(path, out / "lm_eval" / name, seed, settings.n_facts),
-                                 out / "logs" / f"lm_eval_{name}_seed{seed}.log"))
-    console.print(f"[bold]lm_eval[/]: {len(jobs)} runs ({len(checkpoints)} models x seeds "
-                  f"{','.join(map(str, settings.seeds))}), task {TASK}, logs in {out / 'logs'}")
-    run_evaluations(jobs, console, parallel=2 if (os.cpu_count() or 1) >= 2 else 1)
+    evaluate(checkpoints, settings, out, console)
     timings["lm_eval"] = time.perf_counter() - start
 
-    from .cli import main as pair_cli  # postforget-pair itself, in-process
-
     start = time.perf_counter()
-    pairs: dict[str, dict] = {}
-    for key, (label, before, after, extra) in PAIRS.items():
-        pair_dir = out / "pairs" / key
-        argv = [str(out / "lm_eval" / before), str(out / "lm_eval" / after), "-o", str(pair_dir), *extra]
-        headline = key == "forgetting"  # the other two pairs are summarised in the table below
-        if headline:
-            console.print(f"[bold]$ postforget-pair {' '.join(argv)}[/]")
-        if pair_cli(argv if headline else [*argv, "-q"]) != 0:
-            raise RuntimeError(f"postforget-pair failed for {label}")
-        pairs[key] = {"label": label, **_pair_summary(pair_dir), "output": str(pair_dir)}
+    specs = [multipair.PairSpec(label, str(out / "lm_eval" / before), str(out / "lm_eval" / after), key, options)
+             for key, (label, before, after, options) in PAIRS.items()]
+    results, _ = multipair.run_pairs(specs, out / "pairs")
+    pairs = {spec.slug: {"label": spec.label, **_pair_summary(results[spec.label]),
+                         "output": str(out / "pairs" / spec.slug)} for spec in specs}
+    console.print(rich_table(results[specs[0].label]))
     timings["pair"] = time.perf_counter() - start
     timings["total"] = time.perf_counter() - clock
 
@@ -482,7 +453,8 @@ def run(settings: Settings, out: Path, console: Console) -> dict:
         f"{round(1 / settings.replay)} from the pretrain facts: F_true = {_pct(replayed, 'F_true')}%."
     )
     for s in pairs.values():
-        console.print(f"  {s['label']:<20} {s['output']}")
+        console.print(f"  {s['label']:<20} {s['output']}/report.html")
+    console.print(f"  all three pairs side by side: {out / 'pairs' / 'pairs.html'}")
     console.print("Timings: " + ", ".join(f"{k} {v:.0f}s" for k, v in timings.items()))
     return {
         "status": "done",
@@ -505,7 +477,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         _prepare_out(out)
         record = run(settings, out, console)
-    except RuntimeError as exc:
+    except (RuntimeError, PairingError) as exc:
         console.print(f"[bold red]error:[/] {escape(str(exc))}")
         return 1
     (out / MARKER).write_text(json.dumps(record, indent=2) + "\n")

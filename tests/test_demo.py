@@ -158,7 +158,7 @@ def test_out_dir_that_is_not_a_demo_is_refused(tmp_path) -> None:
 
 @pytest.mark.demo
 def test_quick_demo_measures_real_forgetting(tmp_path) -> None:
-    """The whole demo (training, lm_eval CLI, postforget-pair), about 3 minutes on 2 CPU cores."""
+    """The whole demo (training, lm-eval's Python API, pair() and the reports), about 2 minutes on 2 CPU cores."""
     pytest.importorskip("torch")
     from postforget_lmeval import demo
 
@@ -177,4 +177,11 @@ def test_quick_demo_measures_real_forgetting(tmp_path) -> None:
     assert unrelated["F"] >= unrelated["F_chance"] - 0.08
     assert replay["F_true"] < real["F_true"] - 0.1  # replay reduces forgetting
     for sub in ("forgetting", "replay", "unrelated"):
-        assert (out / "pairs" / sub / "subtasks.csv").exists()
+        for name in ("subtasks.csv", "report.html", "forgetting.png"):
+            assert (out / "pairs" / sub / name).exists()
+    wide = (out / "pairs" / "pairs.csv").read_text().splitlines()
+    assert wide[0] == "metric,category,before→after,before→after_replay,unrelated_a→b"
+    # lm-eval's own tracker wrote every run where `lm_eval --output_path` would: one results file per seed
+    runs = sorted((out / "lm_eval" / "before").rglob("results_*.json"))
+    assert len(runs) == 2 and all(len(list(r.parent.glob("samples_postforget_demo_facts_*.jsonl"))) == 2 for r in runs)
+    assert set(record["timings_s"]) >= {"pretrain", "post-train", "unrelated", "lm_eval", "pair", "total"}
