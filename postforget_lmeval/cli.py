@@ -98,6 +98,11 @@ def _pair_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, help="processes reading the logs (default: CPUs available)")
     p.add_argument("--strict", action="store_true", help="treat every reported problem as an error")
     p.add_argument("--no-plot", action="store_true", help="do not write forgetting.png")
+    p.add_argument(
+        "--no-analyses",
+        action="store_true",
+        help="only the paper's figures: skip significance, bootstrap intervals, failure modes and drift",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no table")
     return p
 
@@ -203,7 +208,7 @@ def _pair_options(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "metric": args.metric, "filter": args.filter, "k": args.k, "tasks": args.tasks, "exclude": args.exclude,
         "seed_match": args.seed_match, "jobs": args.jobs, "strict": args.strict, "rescore": args.rescore,
-        "source_format": args.format, "chance_k": args.chance_k,
+        "source_format": args.format, "chance_k": args.chance_k, "analyses": not args.no_analyses,
     }
 
 

@@ -570,3 +570,16 @@ def test_input_format_is_detected_or_named(tmp_path):
         pair(b, a, source_format="csv")
     with pytest.raises(PairingError, match="found under before directory"):
         pair(b, a, source_format="lighteval")
+
+
+def test_no_analyses_writes_only_the_papers_figures(tmp_path):
+    b, a = dirs(tmp_path)
+    write_run(b, ours("mmlu_x", "1100"))
+    write_run(a, ours("mmlu_x", "1010"))
+    full, bare = tmp_path / "full", tmp_path / "bare"
+    assert main([str(b), str(a), "-o", str(full), "-q", "--no-plot"]) == 0
+    assert main([str(b), str(a), "-o", str(bare), "-q", "--no-plot", "--no-analyses"]) == 0
+    assert json.loads((bare / "summary.json").read_text())["tables"] == []
+    assert json.loads((full / "summary.json").read_text())["tables"]
+    columns = ["subtask", "n", "n_10", "n_01", "F_true", "BT_true"]
+    assert pd.read_csv(bare / "subtasks.csv")[columns].equals(pd.read_csv(full / "subtasks.csv")[columns])
