@@ -117,14 +117,19 @@ def _question(row: Any) -> str:
     return text if len(text) <= QUESTION_CHARS else text[:QUESTION_CHARS] + "…"
 
 
+def _answer(value: Any) -> str:
+    """An extracted answer; none extracted shows as a dash (the status says why)."""
+    return "–" if value is None or (isinstance(value, float) and value != value) else _e(value)
+
+
 def _item_card(row: Any, transition: str) -> str:
     cls = "item" if transition == "1->0" else "item gained"
     status = lambda s: f" ({_e(s)})" if isinstance(s, str) and s and s != "answered" else ""  # noqa: E731
     return (
         f'<div class="{cls}"><b>{_e(row.subtask)}</b> doc_id {_e(row.doc_id)} · '
         f"{transition} under {int(row.times)} of {int(row.of)} seed(s)<pre>{_e(_question(row))}</pre>"
-        f"gold <b>{_e(row.gold)}</b> · before <b>{_e(row.answer_before)}</b>{status(row.status_before)}"
-        f" · after <b>{_e(row.answer_after)}</b>{status(row.status_after)}</div>"
+        f"gold <b>{_answer(row.gold)}</b> · before <b>{_answer(row.answer_before)}</b>{status(row.status_before)}"
+        f" · after <b>{_answer(row.answer_after)}</b>{status(row.status_after)}</div>"
     )
 
 
