@@ -162,14 +162,14 @@ def generate(root: Path, n_tasks: int, response_scale: int = 1, seed: int = 0) -
     return written
 
 
-def measure(before: str, after: str, out: str, jobs: str | None, rescore: str | None) -> None:
+def measure(before: str, after: str, out: str, jobs: str | None, extra: list[str]) -> None:
     """Run in a fresh process: the pairing CLI in-process, its phases, its own and its workers' peak RSS."""
     t = time.perf_counter()
     from postforget_lmeval.cli import main
 
     imports = time.perf_counter() - t
     argv = [before, after, "-o", out, "-q", "--no-plot"] + (["--jobs", jobs] if jobs else [])
-    code = main(argv + (["--rescore", rescore] if rescore else []))
+    code = main(argv + extra)
     in_process = time.perf_counter() - t
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -190,12 +190,12 @@ def _files(root: Path) -> list[str]:
     return sorted(str(p) for p in root.rglob("samples_*.jsonl"))
 
 
-def _pairing_run(root: Path, jobs: str | None, rescore: str | None = None) -> dict[str, float]:
+def _pairing_run(root: Path, jobs: str | None, *extra: str) -> dict[str, float]:
     """One `postforget-pair` in a fresh process: wall time, phase times, peak RSS."""
     out = root / "out"
     cmd = [sys.executable, __file__, "--measure", str(root / "before"), str(root / "after"), str(out), jobs or ""]
     t = time.perf_counter()
-    proc = subprocess.run([*cmd, rescore or ""], capture_output=True, text=True)
+    proc = subprocess.run([*cmd, *extra], capture_output=True, text=True)
     wall = time.perf_counter() - t
     if proc.returncode:
         raise SystemExit(f"pairing failed:\n{proc.stderr}")
@@ -245,7 +245,8 @@ def bench(sizes: list[float], jobs: str | None, keep: bool, repeat: int, memory_
                 wc = subprocess.run(["wc", "-l", *files], capture_output=True, text=True, check=True)
                 wc_times.append(time.perf_counter() - t)
             fast = _best([_pairing_run(root, jobs) for _ in range(repeat)])
-            rescored = _best([_pairing_run(root, jobs, "strict") for _ in range(max(1, repeat // 2))])
+            bare = _best([_pairing_run(root, jobs, "--no-analyses") for _ in range(repeat)])
+            rescored = _best([_pairing_run(root, jobs, "--rescore", "strict") for _ in range(max(1, repeat // 2))])
             rows.append(
                 {
                     "case": label,
@@ -253,6 +254,7 @@ def bench(sizes: list[float], jobs: str | None, keep: bool, repeat: int, memory_
                     "lines": int(wc.stdout.strip().splitlines()[-1].split()[0]),
                     "wc": min(wc_times),
                     "fast": fast,
+                    "bare": bare,
                     "rescored": rescored,
                 }
             )
@@ -268,15 +270,16 @@ def _print(rows: list[dict]) -> None:
     print(
         f"\n{'case (GB)':>12} {'GB':>5} {'lines':>7} {'wc -l s':>7} {'wc MB/s':>7} | {'pair s':>6} {'% wc':>5} "
         f"{'start':>5} {'read':>5} {'join':>5} {'anal.':>5} {'write':>5} {'read MB/s':>9} {'RSS MB':>6} {'wkr MB':>6} | "
-        f"{'rescore s':>9} {'% wc':>5} {'read MB/s':>9} {'RSS MB':>6} {'wkr MB':>6}"
+        f"{'no-anal. s':>10} {'% wc':>5} | {'rescore s':>9} {'% wc':>5} {'read MB/s':>9} {'RSS MB':>6} {'wkr MB':>6}"
     )
     for r in rows:
-        mb, f, x = r["bytes"] / 1e6, r["fast"], r["rescored"]
+        mb, f, b, x = r["bytes"] / 1e6, r["fast"], r["bare"], r["rescored"]
         print(
             f"{r['case']:>12} {r['bytes'] / 1e9:>5.2f} {r['lines']:>7} {r['wc']:>7.2f} {mb / r['wc']:>7.0f} | "
             f"{f['wall']:>6.2f} {100 * r['wc'] / f['wall']:>4.0f}% {f['startup']:>5.2f} {f['read']:>5.2f} "
             f"{f['pair'] - f['read'] - f['analyses']:>5.2f} {f['analyses']:>5.2f} {f['write']:>5.2f} "
             f"{mb / f['read']:>9.0f} {f['rss_main_mb']:>6.0f} {f['rss_worker_mb']:>6.0f} | "
+            f"{b['wall']:>10.2f} {100 * r['wc'] / b['wall']:>4.0f}% | "
             f"{x['wall']:>9.2f} {100 * r['wc'] / x['wall']:>4.0f}% {mb / x['read']:>9.0f} "
             f"{x['rss_main_mb']:>6.0f} {x['rss_worker_mb']:>6.0f}"
         )
@@ -284,16 +287,16 @@ def _print(rows: list[dict]) -> None:
         "pair s: wall time of the whole `postforget-pair --no-plot` process, best of the runs; % wc: wc -l's time "
         "as a share of it (= throughput relative to wc -l). Its phases: start (interpreter start-up and imports), "
         "read (the log-reading phase), join (seed plan, join, tables), anal. (the analyses), write (every output "
-        "file but the optional plot). read MB/s: the logs' bytes over the read phase. rescore: the same with "
-        "--rescore strict (every response re-read by the extractor). RSS: peak resident set of the main process "
-        "and of the largest reading worker. 'x4 resp': the small case's samples with 4x longer responses."
+        "file but the optional plot). read MB/s: the logs' bytes over the read phase. no-anal.: the same with "
+        "--no-analyses (the paper's figures only). rescore: with --rescore strict (every response re-read by the "
+        "extractor). RSS: peak resident set of the main process and of the largest reading worker. 'x4 resp': the "
+        "small case's samples with 4x longer responses."
     )
 
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--measure":
-        jobs, rescore = (sys.argv[i] if len(sys.argv) > i and sys.argv[i] else None for i in (5, 6))
-        measure(*sys.argv[2:5], jobs, rescore)
+        measure(*sys.argv[2:5], sys.argv[5] or None, sys.argv[6:])
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="2", help="GB of sample logs (both sides together), comma-separated")
