@@ -58,7 +58,8 @@ def test_mmlu_stem_pair_matches_an_independent_recount():
         }
     assert set(rows["k"]) == {4.0} and set(rows["category"]) == {"mmlu_stem"}
     assert result.summary["totals"]["unpaired_before"] == result.summary["totals"]["unpaired_after"] == 0
-    assert not result.warnings  # the .ipynb_checkpoints copies are not runs
+    assert not result.warnings  # the .ipynb_checkpoints copies are not runs, and a note says so
+    assert [n for n in result.notes if "hidden folders are not searched" in n and ".ipynb_checkpoints" in n]
 
 
 def test_gsm8k_results_named_by_output_path_and_one_sided_items_are_shown_and_fatal_with_strict(tmp_path, capsys):

@@ -168,7 +168,9 @@ def find_runs(root: str | os.PathLike[str]) -> Discovery:
     used: set[Path] = set()
     samples_files: list[Path] = []
     without_configs: list[str] = []
+    hidden: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
+        hidden.extend(str(Path(dirpath) / d) for d in dirnames if d.startswith(".") and d != ".git")
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
             path = Path(dirpath) / name
@@ -190,6 +192,11 @@ def find_runs(root: str | os.PathLike[str]) -> Discovery:
             runs = _task_runs(path, m["date"] if m else None, data)
             found.task_runs.extend(runs)
             used.update(r.samples_path for r in runs if r.samples_path)
+    if hidden:
+        more = f", ... ({len(hidden) - 5} more)" if len(hidden) > 5 else ""
+        found.notes.append(
+            f"hidden folders are not searched for runs (editor or notebook copies): {', '.join(hidden[:5])}{more}"
+        )
     if without_configs:
         found.notes.append(
             f"{len(without_configs)} results file(s) have no 'configs' (e.g. {without_configs[0]}; hand-reduced, or "
