@@ -150,3 +150,11 @@ def test_named_paper_pair_wins_over_model_names(tmp_path: Path) -> None:
     result.summary["paper_pair"] = "OpenThinker 9"
     with pytest.raises(PairingError, match="not a pair of the paper"):
         paper.paper_pair(result)
+
+
+def test_lighteval_runs_are_recognised_from_config_general() -> None:
+    """LightEval logs the model in ``config_general.model_name``: its runs are compared with the paper too."""
+    fixtures = Path(__file__).parent / "fixtures" / "lighteval" / "v0_10"
+    result = pair(fixtures / "before", fixtures / "after", analyses=False)
+    assert paper.run_models(result, "after") == ["Qwen/Qwen2.5-7B-Instruct"]
+    assert paper.paper_pair(result) == "Q2.5 Inst. (7B)"
