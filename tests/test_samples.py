@@ -179,3 +179,15 @@ def test_find_runs_at_any_depth_with_groups_and_problems(tmp_path):
     assert ("mmlu_a", False) in by_task
     problems = sorted(p["problem"].split(" ")[0] for p in found.problems)
     assert problems == ["samples", "unreadable"]
+
+
+def test_response_length_from_the_logged_bytes(tmp_path):
+    """Exact for plain ASCII; escapes and multi-byte characters only ever make it longer."""
+    path = tmp_path / "samples.jsonl"
+    responses = ["The answer is B.", 'He said "B"\nAnswer: B', "Réponse : B 😀"]
+    lines = [sample_line(i, None, response=r, record=pf_record("mmlu_x", 1)) for i, r in enumerate(responses)]
+    path.write_text("".join(lines), encoding="utf-8")
+    chars = scan_file(path).response_chars
+    assert chars[0] == len(responses[0])
+    assert chars[1] == len(json.dumps(responses[1])) - 2 > len(responses[1])  # two escapes
+    assert chars[2] == len(responses[2].encode()) > len(responses[2])
