@@ -153,6 +153,14 @@ def _task_runs(results_path: Path, date: str | None, data: dict[str, Any]) -> li
     return out
 
 
+def _starts_like_results(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return b'"results"' in f.read(64)
+    except OSError:
+        return False
+
+
 def _read_results(path: Path) -> dict[str, Any] | str:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -180,6 +188,8 @@ def find_runs(root: str | os.PathLike[str]) -> Discovery:
             m = RESULTS_RE.match(name)
             if not name.endswith(".json") or name.startswith("samples_"):
                 continue
+            if not m and not _starts_like_results(path):
+                continue  # any other JSON: lm-eval writes "results" first
             data = _read_results(path)
             if isinstance(data, str):
                 if m:
