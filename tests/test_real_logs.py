@@ -123,10 +123,11 @@ def test_long_messages_list_whole_names_and_count_the_rest(tmp_path):
     assert message.count("... (30 more)") == 2
 
 
-def test_lmeval_0_4_0_layout_pairs_like_the_current_one(tmp_path):
+@pytest.mark.parametrize("as_lines", [False, True])
+def test_lmeval_0_4_0_layout_pairs_like_the_current_one(tmp_path, as_lines):
     bits = {"before": "1100", "after": "1010"}
     for side, b in bits.items():
-        write_old_run(tmp_path / "old" / side, ours("mmlu_x", b), name="my_run.json")
+        write_old_run(tmp_path / "old" / side, ours("mmlu_x", b), name="my_run.json", as_lines=as_lines)
         write_run(tmp_path / "new" / side, ours("mmlu_x", b), seed=None)
     old = pair(tmp_path / "old" / "before", tmp_path / "old" / "after", jobs=1, analyses=False)
     new = pair(tmp_path / "new" / "before", tmp_path / "new" / "after", jobs=1, analyses=False)

@@ -178,6 +178,13 @@ def doc_hash(doc: Any) -> str:
     return hashlib.sha256(json.dumps(doc, indent=2, ensure_ascii=False, default=str).encode()).hexdigest()
 
 
+def _old_layout_defaults(sample: dict[str, Any]) -> None:
+    """lm-eval 0.4.0-0.4.2 samples have no doc_hash and no filter key: lm-eval's own hash, the 'none' filter."""
+    if "doc_hash" not in sample:
+        sample["doc_hash"] = doc_hash(sample.get("doc"))
+    sample.setdefault("filter", "none")
+
+
 class Scanner:
     """Per-line extraction into a :class:`Chunk`; the loops live in :mod:`lmeval_read`."""
 
@@ -202,11 +209,12 @@ class Scanner:
                 full = orjson.loads(line)
             except orjson.JSONDecodeError:
                 full = None
-            if not isinstance(full, dict) or not isinstance(full.get("doc_id"), int) or "doc_hash" not in full:
+            if not isinstance(full, dict) or not isinstance(full.get("doc_id"), int) or "doc" not in full:
                 self.out.malformed.append(offset)
                 return
             if not self.rescore:
                 self.out.slow_lines += 1
+            _old_layout_defaults(full)
             record = full
         self._record(record, line, full, offset)
 
@@ -311,11 +319,10 @@ class Scanner:
     def element(self, record: Any, index: int) -> None:
         """One sample of a 0.4.0-0.4.2 JSON-array log (already parsed; ``index`` is its locator)."""
         self.out.lines += 1
-        if not isinstance(record, dict) or not isinstance(record.get("doc_id"), int):
+        if not isinstance(record, dict) or not isinstance(record.get("doc_id"), int) or "doc" not in record:
             self.out.malformed.append(index)
             return
-        record.setdefault("doc_hash", doc_hash(record.get("doc")))
-        record.setdefault("filter", "none")
+        _old_layout_defaults(record)
         self._record(record, None, record, index)
 
     def _record(self, record: dict[str, Any], line: bytes | None, full: dict[str, Any] | None, locator: int) -> None:
