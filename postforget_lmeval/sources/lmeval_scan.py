@@ -209,7 +209,7 @@ class Scanner:
                 full = orjson.loads(line)
             except orjson.JSONDecodeError:
                 full = None
-            if not isinstance(full, dict) or not isinstance(full.get("doc_id"), int) or "doc" not in full:
+            if not isinstance(full, dict) or not isinstance(full.get("doc_id"), int) or not ("doc" in full or "doc_hash" in full):
                 self.out.malformed.append(offset)
                 return
             if not self.rescore:
@@ -319,7 +319,7 @@ class Scanner:
     def element(self, record: Any, index: int) -> None:
         """One sample of a 0.4.0-0.4.2 JSON-array log (already parsed; ``index`` is its locator)."""
         self.out.lines += 1
-        if not isinstance(record, dict) or not isinstance(record.get("doc_id"), int) or "doc" not in record:
+        if not isinstance(record, dict) or not isinstance(record.get("doc_id"), int) or not ("doc" in record or "doc_hash" in record):
             self.out.malformed.append(index)
             return
         _old_layout_defaults(record)
