@@ -178,6 +178,15 @@ def doc_hash(doc: Any) -> str:
     return hashlib.sha256(json.dumps(doc, indent=2, ensure_ascii=False, default=str).encode()).hexdigest()
 
 
+def _is_sample(value: Any) -> bool:
+    """A logged sample: an object with an integer doc_id and its doc (or at least the doc's hash)."""
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("doc_id"), int)
+        and ("doc" in value or "doc_hash" in value)
+    )
+
+
 def _old_layout_defaults(sample: dict[str, Any]) -> None:
     """lm-eval 0.4.0-0.4.2 samples have no doc_hash and no filter key: lm-eval's own hash, the 'none' filter."""
     if "doc_hash" not in sample:
@@ -209,7 +218,7 @@ class Scanner:
                 full = orjson.loads(line)
             except orjson.JSONDecodeError:
                 full = None
-            if not isinstance(full, dict) or not isinstance(full.get("doc_id"), int) or not ("doc" in full or "doc_hash" in full):
+            if not _is_sample(full):
                 self.out.malformed.append(offset)
                 return
             if not self.rescore:
@@ -319,7 +328,7 @@ class Scanner:
     def element(self, record: Any, index: int) -> None:
         """One sample of a 0.4.0-0.4.2 JSON-array log (already parsed; ``index`` is its locator)."""
         self.out.lines += 1
-        if not isinstance(record, dict) or not isinstance(record.get("doc_id"), int) or not ("doc" in record or "doc_hash" in record):
+        if not _is_sample(record):
             self.out.malformed.append(index)
             return
         _old_layout_defaults(record)
