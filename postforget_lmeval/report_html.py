@@ -175,6 +175,15 @@ def _comparison(result: PairResult, label: str) -> str:
     )
 
 
+def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
+    """Floats to 4 significant digits (p-values stay readable), missing values as a dash."""
+    out = frame.copy()
+    for c in out.columns:
+        if pd.api.types.is_float_dtype(out[c]):
+            out[c] = ["–" if v != v else f"{v:.4g}" for v in out[c]]
+    return out
+
+
 def _problems(result: PairResult) -> str:
     warnings = "".join(f"<li>{_e(w)}</li>" for w in result.warnings) or "<li>None.</li>"
     notes = "".join(f"<li>{_e(n)}</li>" for n in result.notes) or "<li>None.</li>"
@@ -213,7 +222,7 @@ def render(result: PairResult, png: bytes | None) -> str:
         body = "".join(
             f"<h3>{_e(name)}</h3>"
             + (f'<p class="muted">First {len(t)} of {total} rows; all in {_e(name)}.csv.</p>' if total > len(t) else "")
-            + table_html(t)
+            + table_html(_rounded(t), text_columns=[c for c in t.columns if not pd.api.types.is_numeric_dtype(t[c])])
             for name, t, total in extra
         )
         sections.append(("analyses", "Analyses", body))
