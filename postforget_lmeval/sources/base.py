@@ -35,7 +35,7 @@ ITEM_COLUMNS: dict[str, str] = {
     "k": "float: options of the item for the chance baseline (NaN if unknown)",
     "answer": "str|None: the answer read from the response (short excerpt)",
     "gold": "str|None: the gold answer (short excerpt)",
-    "status": "str|None: extraction status of postforget records (answered, refused, ...), else None",
+    "status": "str|None: extraction status of postforget records (answered, invalid, no_answer, unfinished), else None",
     "file": "str (categorical): the file load_item reads the item back from",
     "locator": "int64: where the item is in that file (byte offset of the line, or row index)",
     "seed_value": "str (categorical): the run's seed label ('none' when no seed was logged)",
