@@ -171,7 +171,7 @@ def _comparison(result: PairResult, label: str) -> str:
     return (
         f"<p>The paper's row for <b>{_e(label)}</b> ({named}), Appendix E, beside this run; difference = this run "
         f"minus the paper (its table cell, else its full-precision value), in percentage points.</p>"
-        f"{table_html(frame)}<h3>Protocol differences that apply</h3><ul>{diffs}</ul>"
+        f"{table_html(frame, text_columns=('metric', 'category'))}<h3>Protocol differences that apply</h3><ul>{diffs}</ul>"
     )
 
 
