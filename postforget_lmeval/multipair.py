@@ -4,7 +4,7 @@ The paper's tables put one model pair per column and ``F_true ± std (F_max)`` p
 cells (Appendix E). :func:`run_pairs` pairs each (before, after) with :func:`pairing.pair`, writes
 each pair's own outputs in its own directory, then the wide table across pairs as ``pairs.csv``,
 ``pairs.md``, ``pairs.html`` and ``pairs.png``, and the same numbers long-form in
-``pairs_long.csv``. :func:`chain` turns runs ``A B C ...`` (e.g. base → SFT → RL) into the pairs
+``pairs_long.csv``; a pair the paper measured gets the paper's column beside it. :func:`chain` turns runs ``A B C ...`` (e.g. base → SFT → RL) into the pairs
 each step against the one before it and against the first.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from postforget_lmeval import plots, report, report_html
+from postforget_lmeval import paper, plots, report, report_html
 from postforget_lmeval.outputs import atomic_write, write_outputs
 from postforget_lmeval.pairing import pair
 from postforget_lmeval.results import PairingError, PairResult
@@ -84,9 +84,28 @@ def _metric_rows(label: str, result: PairResult) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _paper_rows(label: str, categories: set[str]) -> pd.DataFrame:
+    """The paper's figures for one of its pairs (fractions), for the categories a run has: column ``paper: LABEL``."""
+    fig = paper.figures()
+    fig = fig[(fig["pair"] == label) & fig["category"].isin(categories)]
+    return pd.DataFrame({
+        "pair": f"paper: {label}", "category": fig["category"], "metric": fig["metric"],
+        "mean": (fig["mean_pct"] / 100).fillna(fig["value_full"]), "std": fig["std_pct"] / 100,
+        "ceiling": fig["ceiling_pct"] / 100,
+    })
+
+
 def long_table(results: dict[str, PairResult]) -> pd.DataFrame:
-    """Every pair's macro figures (fractions), one row per (pair, category, metric)."""
-    return pd.concat([_metric_rows(label, r) for label, r in results.items()], ignore_index=True)
+    """Every pair's macro figures (fractions), one row per (pair, category, metric); a pair the paper
+    measured is followed by the paper's own column."""
+    parts, shown = [], set()
+    for label, result in results.items():
+        parts.append(_metric_rows(label, result))
+        reference = paper.paper_pair(result)
+        if reference and reference not in shown:
+            shown.add(reference)
+            parts.append(_paper_rows(reference, set(parts[-1]["category"])))
+    return pd.concat(parts, ignore_index=True)
 
 
 def wide_table(long: pd.DataFrame) -> pd.DataFrame:

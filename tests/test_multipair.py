@@ -120,3 +120,18 @@ def test_duplicate_labels_and_failing_pair_are_named(stages: dict[str, Path], tm
     bad = [multipair.PairSpec("broken", str(stages["base"]), str(tmp_path / "nowhere"))]
     with pytest.raises(PairingError, match=r"pair 'broken' \("):
         multipair.run_pairs(bad, tmp_path / "o2")
+
+
+def test_a_pair_the_paper_measured_gets_the_papers_column(tmp_path: Path) -> None:
+    for side, model in (("base", "Qwen/Qwen2.5-7B"), ("sft", "Qwen/Qwen2.5-7B-Instruct")):
+        for seed, (piqa, arc) in STAGES[side].items():
+            tasks = {**ours("piqa_main", piqa, k=2, category="Commonsense"), **ours("arc_easy", arc, category="Logic")}
+            write_run(tmp_path / side / f"seed{seed}", tasks, seed=seed, model_args=f"pretrained={model}")
+    specs = [multipair.PairSpec("7B instruct", str(tmp_path / "base"), str(tmp_path / "sft"))]
+    multipair.run_pairs(specs, tmp_path / "out", plot=False)
+    wide = pd.read_csv(tmp_path / "out" / "pairs.csv")
+    assert list(wide.columns) == ["metric", "category", "7B instruct", "paper: Q2.5 Inst. (7B)"]
+    paper_col = wide.set_index(["metric", "category"])["paper: Q2.5 Inst. (7B)"]
+    assert paper_col[("F_true", "Commonsense")] == "5.4 ± 0.1 (60.8)"
+    assert paper_col[("BT_true", "Overall")] == "11.0 ± 0.5 (62.1)"
+    assert "paper: Q2.5 Inst. (7B)</b>" not in (tmp_path / "out" / "pairs.html").read_text()  # no link to a report
