@@ -19,6 +19,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColu
 
 from postforget_lmeval.sources import FORMATS
 
+PIPED_WIDTH = 160  # characters per line when stdout is a file or a pipe
 MAX_WARNINGS = 20  # shown on the terminal; summary.json has them all
 PAIR_USAGE = (
     "postforget-pair BEFORE_DIR AFTER_DIR -o OUT_DIR [options]\n"
@@ -30,6 +31,14 @@ PAIR_USAGE = (
 
 def _patterns(value: str) -> list[str]:
     return [p.strip() for p in value.split(",") if p.strip()]
+
+
+def _consoles() -> tuple[Console, Console]:
+    """stdout and stderr; piped output gets a wide page so tables are not squeezed to 80 columns."""
+    out = Console(soft_wrap=True)
+    if not out.is_terminal:
+        out = Console(soft_wrap=True, width=PIPED_WIDTH)
+    return out, Console(stderr=True, soft_wrap=True)
 
 
 def _pair_parser() -> argparse.ArgumentParser:
@@ -161,7 +170,7 @@ def _pair(argv: Sequence[str]) -> int:
     from postforget_lmeval.report import rich_table
     from postforget_lmeval.results import PairingError
 
-    out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
+    out, err = _consoles()
     if args.rescore and "," in args.rescore:  # several policies: the sensitivity comparison
         from postforget_lmeval.sensitivity import run_cli
 
@@ -226,7 +235,7 @@ def _many(command: str, argv: Sequence[str]) -> int:
     from postforget_lmeval.report import frame_rich
     from postforget_lmeval.results import PairingError
 
-    out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
+    out, err = _consoles()
     try:
         if args.paper_pair:
             raise PairingError(f"--paper-pair names one pair; with {command}, each pair is recognised from its model names")
@@ -259,7 +268,7 @@ def _show(argv: Sequence[str]) -> int:
     from postforget_lmeval.results import PairingError
     from postforget_lmeval.show import show_items
 
-    out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
+    out, err = _consoles()
     try:
         items = show_items(args.out_dir, args.subtask, args.transition, args.seed, args.limit or None, args.responses)
     except PairingError as e:

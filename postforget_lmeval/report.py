@@ -16,6 +16,7 @@ import pandas as pd
 from rich.table import Table
 
 from postforget_lmeval import paper
+from postforget_lmeval.analyses import terminal_columns
 from postforget_lmeval.analyses_report import analyses_markdown
 from postforget_lmeval.results import PairResult
 
@@ -88,8 +89,13 @@ def rich_table(result: PairResult, average: str = "macro") -> Table:
     label = "macro average, as the paper" if average == "macro" else "micro (item-weighted) average"
     short = dict(zip(PAPER_COLUMNS, ("Category", "F_true ± std (F_max)", "BT_true ± std (BT_max)", "acc before",
                                       "acc after", "sub-benchmarks", "seeds")))
-    return frame_rich(paper_table(result, average).rename(columns=short),
-                      f"Chance-adjusted forgetting and backward transfer, % ({label}); (…) = ceiling")
+    frame = paper_table(result, average).rename(columns=short)
+    if "significant" in result.subtasks.columns:  # the analyses ran: format share and significant rows
+        extra = terminal_columns(result).reindex(result.categories.loc[
+            result.categories["average"] == average, "category"].to_numpy())
+        frame["F lost to format"] = [pct(v) for v in extra["format"]]
+        frame["signif. rows"] = extra["significant"].fillna("–").to_numpy()
+    return frame_rich(frame, f"Chance-adjusted forgetting and backward transfer, % ({label}); (…) = ceiling")
 
 
 def markdown_table(header: list[str], rows: list[list[str]]) -> str:

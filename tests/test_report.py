@@ -66,6 +66,10 @@ def test_table_in_markdown_csv_and_terminal(worked: Path, tmp_path: Path) -> Non
     console.print(report.rich_table(pair(worked / "before", worked / "after")))
     text = console.file.getvalue()
     assert "F_true ± std (F_max)" in text and "18.0 ± 0.0 (73.3)" in text and "8.0 ± 0.0 (60.0)" in text
+    # the analyses' columns: no 1->0 item lost to format, and neither seed's 2-vs-1 flips is significant
+    assert "F lost to format" in text and "signif. rows" in text
+    overall = next(line for line in text.splitlines() if "Overall" in line)
+    assert overall.split("│")[-3].strip() == "0.0" and overall.split("│")[-2].strip() == "0/2"
 
 
 def test_chance_k_paper_uses_the_official_k(tmp_path: Path) -> None:
