@@ -538,6 +538,20 @@ def test_rescoring_reextracts_from_the_logged_response_and_keeps_the_logged_scor
     assert logged.samples.sort_values("doc_id")["response_chars_before"].tolist() == [float(len(r)) for r in responses]
 
 
+def test_base_direct_rescoring_prefixes_answer_only_for_our_extractor(tmp_path):
+    """base_direct prompts end at "Answer:": strict reads the answer after it, lighteval only the continuation."""
+    b, a = dirs(tmp_path)
+    config = {"postforget_mmlu_x": {"process_results": "!function utils.process_results_base_direct"}}
+    write_run(b, _pf_docs([" B", " 2"], [1, 0]), configs=config)
+    write_run(a, _pf_docs([" B", " 2"], [1, 0]), configs=config)
+    strict = pair(b, a, rescore="strict", analyses=False).samples.sort_values("doc_id")
+    lighteval = pair(b, a, rescore="lighteval", analyses=False).samples.sort_values("doc_id")
+    assert strict["answer_before"].tolist() == ["B", None] and strict["before"].tolist() == [1, 0]
+    # with "Answer:" in front, LightEval's letter search would take the "A" of "Answer" for " 2"
+    assert lighteval["answer_before"].tolist() == ["B", None] and lighteval["before"].tolist() == [1, 0]
+    assert lighteval["status_before"].astype(str).tolist() == ["answered", "no_answer"]
+
+
 def test_rescoring_policy_is_checked(tmp_path):
     b, a = dirs(tmp_path)
     write_run(b, ours("mmlu_x", "10"))

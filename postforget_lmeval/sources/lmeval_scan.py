@@ -446,7 +446,9 @@ class Scanner:
         if response is None or not isinstance(options, list) or not isinstance(gold, str) or not fmt:
             self.out.not_rescorable += 1
             return logged
-        text = self.run.response_prefix + response
+        # base_direct prompts end at "Answer:"; our extractor reads the answer after it, while LightEval
+        # scored only what the model generated (its "A" must not become an answer)
+        text = response if self.rescore == "lighteval" else self.run.response_prefix + response
         found = self._rescoring.rescore(text, options, gold, fmt, self.rescore)
         values.update(answer=excerpt(found.answer), status=found.status, response_chars=float(len(response)))
         return found.correct
