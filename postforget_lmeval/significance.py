@@ -3,19 +3,24 @@
 For one sub-benchmark and seed the paired items give a 2x2 table; only the discordant cells carry
 information about a change. Under "no change" an item that flips is equally likely to flip either
 way, so ``n_10 ~ Binomial(n_10 + n_01, 1/2)``: the exact McNemar test is that two-sided binomial test
-(``scipy.stats.binomtest``). It asks whether forgetting and backward transfer differ (a net change of
-accuracy), not whether F exceeds the chance baseline; the bootstrap intervals of F_true answer that.
+(``scipy.stats.binomtest``). The distribution is symmetric, so the p-value is twice the lower tail,
+summed here exactly in integers and rounded once (the tests hold it to scipy's value; importing
+``scipy.stats`` would cost more than all the analyses). It asks whether forgetting and backward
+transfer differ (a net change of accuracy), not whether F exceeds the chance baseline; the bootstrap
+intervals of F_true answer that.
 
 A pair of runs has one test per (sub-benchmark, seed) row of ``subtasks.csv``: ~100 sub-benchmarks x 3
 seeds. That set of rows is the family over which the Benjamini-Hochberg procedure controls the false
-discovery rate (``scipy.stats.false_discovery_control``); a row is ``significant`` at q < 0.05.
+discovery rate (``scipy.stats.false_discovery_control``'s step-up adjustment, the same operations in
+numpy); a row is ``significant`` at q < 0.05.
 """
 
 from __future__ import annotations
 
+from math import comb
+
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 ALPHA = 0.05
 """False discovery rate at which a row is flagged ``significant``."""
@@ -26,7 +31,11 @@ COLUMNS = ("p_mcnemar", "q_bh", "significant")
 def mcnemar_p(n_10: int, n_01: int) -> float:
     """Exact two-sided McNemar p-value; 1.0 without discordant items (nothing changed, no evidence)."""
     n = int(n_10) + int(n_01)
-    return 1.0 if n == 0 else float(stats.binomtest(int(n_10), n, 0.5).pvalue)
+    low = min(int(n_10), int(n_01))
+    if 2 * low == n:  # includes n == 0; the observed count is the mode
+        return 1.0
+    tail = sum(comb(n, i) for i in range(low + 1))  # P(X <= low) * 2^n
+    return min(1.0, 2 * tail / (1 << n))  # int / int: the correctly rounded float
 
 
 def bh_qvalues(p_values: np.ndarray) -> np.ndarray:
@@ -34,8 +43,16 @@ def bh_qvalues(p_values: np.ndarray) -> np.ndarray:
     p = np.asarray(p_values, dtype=float)
     q = np.full(p.shape, np.nan)
     ok = ~np.isnan(p)
-    if ok.any():
-        q[ok] = stats.false_discovery_control(p[ok], method="bh")
+    m = int(ok.sum())
+    if m <= 1:
+        q[ok] = p[ok]
+        return q
+    order = np.argsort(p[ok])
+    adjusted = p[ok][order] * (m / np.arange(1, m + 1, dtype=float))
+    np.minimum.accumulate(adjusted[::-1], out=adjusted[::-1])  # a rank's q: the least of it and all above
+    q_ok = np.empty(m)
+    q_ok[order] = adjusted
+    q[ok] = np.clip(q_ok, 0.0, 1.0)
     return q
 
 

@@ -36,6 +36,17 @@ def test_mcnemar_matches_scipy_and_is_symmetric(n_10: int, n_01: int) -> None:
     assert p == pytest.approx(mcnemar_p(n_01, n_10))
 
 
+def test_mcnemar_and_bh_agree_with_scipy_over_a_grid() -> None:
+    """Every table with up to 120 discordant items, and the BH q-values of the whole family, match scipy."""
+    pairs = [(a, n - a) for n in range(121) for a in range(n + 1)]
+    ours = np.array([mcnemar_p(a, b) for a, b in pairs])
+    ref = np.array([1.0 if a + b == 0 else stats.binomtest(a, a + b, 0.5).pvalue for a, b in pairs])
+    np.testing.assert_allclose(ours, ref, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(bh_qvalues(ours), stats.false_discovery_control(ours), rtol=1e-12, atol=0)
+    few = np.array([0.2, np.nan])  # one test: its q is its p, as in scipy
+    assert bh_qvalues(few)[0] == 0.2 and math.isnan(bh_qvalues(few)[1])
+
+
 def test_bh_hand_worked() -> None:
     # sorted p: 0.01, 0.02, 0.03, 0.5 with m = 4 -> p*m/rank = 0.04, 0.04, 0.04, 0.5 (then running minimum)
     q = bh_qvalues(np.array([0.03, 0.5, 0.01, np.nan, 0.02]))
