@@ -27,7 +27,7 @@ import pandas as pd
 from postforget_lmeval import metrics, paper, provenance, sources, tables
 from postforget_lmeval.results import PairingError, PairResult
 from postforget_lmeval.run_plan import SIDES, Collected, check_metric, check_roots, discover, listing, newest, plan
-from postforget_lmeval.sources.base import LoadedItem, ReadRequest, RunRead, Source
+from postforget_lmeval.sources.base import LoadedItem, ReadRequest, RunRead, Source, item_table
 
 SEED_MATCH = ("auto", "exact", "order")
 _JOIN_KEEP = (
@@ -71,53 +71,23 @@ def _record(side: str, source: Source, read: RunRead, got: Collected) -> None:
             "bytes": run.samples_bytes,
         }
     )
-    if read.items.empty and not any(p.kind == "no_metric" for p in read.problems):
+    if not len(read.rows) and not any(p.kind == "no_metric" for p in read.problems):
         got.dropped.append({"side": side, "task": run.task, "reason": f"no usable sample in {run.samples_path}"})
-
-
-def _union(arrays: list[pd.Categorical]) -> pd.Categorical:
-    """One categorical from many with few categories each (a run's task, file, seed): codes remapped."""
-    names: dict[Any, int] = {}
-    codes = []
-    for a in arrays:
-        lut = np.array([names.setdefault(c, len(names)) for c in a.categories] + [-1], dtype=np.int32)
-        codes.append(lut[a.codes])  # code -1 (missing) picks the trailing -1
-    return pd.Categorical.from_codes(np.concatenate(codes), pd.Index(list(names), dtype=object))
-
-
-def _stack(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    """The item tables of one side as one table, column by column (categories unioned, not made objects).
-
-    A run that was not rescored logs its own score, so its ``correct_logged`` is its ``correct``.
-    """
-    if any("correct_logged" in f for f in frames):
-        frames = [f if "correct_logged" in f else f.assign(correct_logged=f["correct"]) for f in frames]
-    parts: dict[str, list[Any]] = defaultdict(list)
-    for frame in frames:
-        for name, column in frame.items():  # one pass per frame: column access by name costs ~20 us each
-            parts[name].append(column.array)
-    columns = {}
-    for name, arrays in parts.items():
-        if isinstance(arrays[0], pd.Categorical):
-            columns[name] = _union(arrays)
-        else:
-            values = np.concatenate([np.asarray(a) for a in arrays])
-            columns[name] = pd.Series(values, dtype=object, copy=False) if values.dtype == object else values
-    return pd.DataFrame(columns, copy=False)
 
 
 def _side_table(
     side: str, reads: list[RunRead], source: Source, k: float | None, got: Collected
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """All items of one side in one table, deduplicated; raises on ambiguous runs and on a dataset that changed."""
-    frames = [read for read in reads if not read.items.empty]
+    frames = [read.rows for read in reads if len(read.rows)]
     if not frames:
         mine = [w for w in got.warnings if w.startswith(side)]
         raise PairingError(f"no usable samples on the {side} side: " + listing(mine, 5, "; "))
-    df = _stack([r.items for r in frames])
-    df["has_repeats"] = np.repeat([bool(r.items["replicate"].max() > 0) for r in frames], [len(r.items) for r in frames])
+    df = item_table(frames)
+    sizes = [len(r) for r in frames]
+    df["has_repeats"] = np.repeat([r.has_repeats for r in frames], sizes)
     if k is not None:
-        ordinary = np.repeat([not r.request.run.self_scored for r in frames], [len(r.items) for r in frames])
+        ordinary = np.repeat([not r.run.self_scored for r in frames], sizes)
         df.loc[ordinary, "k"] = float(k)
     df["source"] = source.name
     tasks = df.groupby(["subtask", "seed_value"], observed=True)["task"].nunique()
@@ -383,7 +353,7 @@ def pair(
     for (side, _), read in zip(planned, reads):
         _record(side, srcs[side], read, got)
     ordinary = [r for (_, req), r in zip(planned, reads) if not req.run.self_scored]
-    if metric is not None and ordinary and all(r.items.empty for r in ordinary):
+    if metric is not None and ordinary and all(not len(r.rows) for r in ordinary):
         raise PairingError(f"unknown metric {metric!r}: no sample of the ordinary tasks logs it")
     for d in got.dropped:
         got.warnings.append(f"{d['side']}: task {d['task']} left out: {d['reason']}")

@@ -4,8 +4,9 @@ A *source* knows one harness's files (lm-eval's ``results_<time>.json`` + ``samp
 LightEval's ``results_<time>.json`` + ``details/*.parquet``). Pairing only sees what is defined here:
 
 * :class:`TaskRun`: one task of one run, found by ``find_runs`` (seed, filters, metrics, ...);
-* :class:`ReadRequest` -> :class:`RunRead`: the item table of one task run (``read``), one row per
-  item and replicate, with the columns of :data:`ITEM_COLUMNS` built by :func:`item_frame`;
+* :class:`ReadRequest` -> :class:`RunRead`: the items of one task run (``read``), one row per item and
+  replicate, as :class:`Rows` (:func:`item_rows`); :func:`item_table` stacks the rows of many runs
+  into one table with the columns of :data:`ITEM_COLUMNS`;
 * :class:`LoadedItem`: one logged item read back in full (``load_item``), for ``show`` and analyses.
 
 No pairing logic lives in a source: it reports what it read and every problem met, the pairing
@@ -18,6 +19,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
@@ -106,15 +108,43 @@ class Problem:
     count: int = 1
 
 
+@dataclass(frozen=True)
+class Rows:
+    """The items of one task run as read: per-row columns, not yet a DataFrame.
+
+    A DataFrame per run costs about a millisecond to build and as much again to send back from a
+    reading process, more than reading the run's log; so runs travel as columns and pairing stacks
+    all runs of a side into one table (:func:`item_table`).
+    """
+
+    run: TaskRun
+    file: str  # the file load_item reads the items back from
+    columns: dict[str, Sequence[Any]]  # per-row ITEM_COLUMNS (see item_rows)
+
+    def __len__(self) -> int:
+        return len(self.columns["doc_id"])
+
+    @property
+    def has_repeats(self) -> bool:
+        """Whether the run logs several replicates of an item."""
+        replicate = self.columns.get("replicate")
+        return replicate is not None and len(replicate) > 0 and int(np.max(replicate)) > 0
+
+
 @dataclass
 class RunRead:
-    """The item table of one task run and what reading it met."""
+    """The items of one task run and what reading it met."""
 
     request: ReadRequest
-    items: pd.DataFrame  # ITEM_COLUMNS (+ correct_logged when rescored)
+    rows: Rows  # ITEM_COLUMNS (+ correct_logged when rescored), as columns
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)  # lines, filter, metric, ... for summary["runs"]
+
+    @property
+    def items(self) -> pd.DataFrame:
+        """This run's item table (pairing stacks the rows of all runs instead)."""
+        return item_table([self.rows])
 
 
 @dataclass(frozen=True)
@@ -153,49 +183,85 @@ class Source(ABC):
         """The item stored at ``locator`` of ``file`` (a ``file``/``locator`` pair of the item table)."""
 
 
-def _constant(value: str, n: int) -> pd.Categorical:
-    return pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), pd.Index([value], dtype=object))
+_NUMERIC = {
+    "doc_id": np.int64, "replicate": np.int32, "correct": np.int8, "k": float, "locator": np.int64,
+    "response_chars": float, "correct_logged": np.int8,
+}  # fmt: skip
+_MISSING = {"replicate": 0, "k": math.nan, "response_chars": math.nan}  # per-row columns a source may leave out
 
 
-def _objects(values: Sequence[Any] | None, n: int, fill: Any = None) -> pd.Series:
-    """An object column as given (no conversion to pandas' string dtype: that costs more than the read)."""
-    if values is None:
-        out = np.empty(n, dtype=object)
-        out[:] = fill
-    else:
-        out = np.fromiter(values, dtype=object, count=n)  # keeps list values (option_ll) as elements
-        if fill is not None and None in values:  # rows that do not name it take the run's value
-            out[out == None] = fill  # noqa: E711 - elementwise on an object array
+def item_rows(run: TaskRun, file: str, columns: dict[str, Sequence[Any]]) -> Rows:
+    """The rows of one run from per-row ``columns``: numeric columns as arrays, text and lists as given.
+
+    ``columns`` holds the per-row ITEM_COLUMNS (doc_id, doc_hash, correct, locator required; the
+    others are filled in by :func:`item_table`: subtask/category from the run, replicate 0,
+    k/response_chars NaN, answer/gold/status/option_ll None) and may add ``correct_logged``.
+    """
+    cols = {name: np.asarray(v, dtype=_NUMERIC[name]) if name in _NUMERIC else v for name, v in columns.items()}
+    return Rows(run, file, cols)
+
+
+def _per_run(values: Sequence[str], sizes: Sequence[int]) -> pd.Categorical:
+    """A per-run value repeated over the run's rows; categories in order of first appearance."""
+    names: dict[str, int] = {}
+    codes = np.array([names.setdefault(v, len(names)) for v in values], dtype=np.int32)
+    return pd.Categorical.from_codes(np.repeat(codes, sizes), pd.Index(list(names), dtype=object))
+
+
+def _objects(parts: Sequence[Rows], name: str, n: int, fills: Sequence[Any] | None = None) -> pd.Series:
+    """An object column over all parts (kept as objects: pandas' string dtype costs more than the read).
+
+    ``fills``: per part, the value of rows that do not name one (None, or the column missing).
+    """
+    values = chain.from_iterable(p.columns[name] if name in p.columns else repeat(None, len(p)) for p in parts)
+    out = np.fromiter(values, dtype=object, count=n)  # keeps list values (option_ll) as elements
+    if fills is not None:
+        missing = out == None  # noqa: E711 - elementwise on an object array
+        if missing.any():
+            out[missing] = np.repeat(np.array(fills, dtype=object), [len(p) for p in parts])[missing]
     return pd.Series(out, dtype=object, copy=False)
 
 
-def item_frame(run: TaskRun, file: str, columns: dict[str, Sequence[Any]]) -> pd.DataFrame:
-    """The item table of one run from per-row ``columns``; per-run values filled in, dtypes fixed.
+def _numbers(parts: Sequence[Rows], name: str, fallback: str | None = None) -> np.ndarray:
+    """A numeric column over all parts; a part without it takes ``fallback``'s column or the default."""
+    dtype = _NUMERIC[name]
+    arrays = [
+        np.asarray(p.columns[name] if name in p.columns else p.columns[fallback] if fallback else
+                   np.full(len(p), _MISSING[name]), dtype=dtype)
+        for p in parts
+    ]  # fmt: skip
+    return np.concatenate(arrays) if arrays else np.empty(0, dtype=dtype)
 
-    ``columns`` holds the per-row ITEM_COLUMNS (missing optional ones are filled: subtask/category
-    from the run, response_chars NaN, option_ll None) and may add ``correct_logged``.
+
+def item_table(parts: Sequence[Rows]) -> pd.DataFrame:
+    """One item table (ITEM_COLUMNS, + correct_logged if any part has it) from the rows of runs, in order.
+
+    Per-run values are filled in (task, file, seed as categoricals; subtask/category where a row
+    names none), dtypes fixed. A run that was not rescored logs its own score, so where another part
+    has ``correct_logged`` its ``correct_logged`` is its ``correct``.
     """
-    n = len(columns["doc_id"])
-    nan = np.full(n, math.nan)
+    sizes = [len(p) for p in parts]
+    n = sum(sizes)
+    runs = [p.run for p in parts]
     frame = {
-        "task": _constant(run.task, n),
-        "subtask": _objects(columns.get("subtask"), n, run.task),
-        "category": _objects(columns.get("category"), n, run.group or run.task),
-        "doc_id": np.asarray(columns["doc_id"], dtype=np.int64),
-        "doc_hash": _objects(columns["doc_hash"], n),
-        "replicate": np.asarray(columns["replicate"], dtype=np.int32) if "replicate" in columns else np.zeros(n, np.int32),
-        "correct": np.asarray(columns["correct"], dtype=np.int8),
-        "k": np.asarray(columns["k"], dtype=float) if "k" in columns else nan,
-        "answer": _objects(columns.get("answer"), n),
-        "gold": _objects(columns.get("gold"), n),
-        "status": _objects(columns.get("status"), n),
-        "file": _constant(file, n),
-        "locator": np.asarray(columns["locator"], dtype=np.int64),
-        "seed_value": _constant(run.seed_label, n),
-        "seed_num": np.full(n, math.nan if run.seed is None else float(run.seed)),
-        "response_chars": np.asarray(columns["response_chars"], dtype=float) if "response_chars" in columns else nan,
-        "option_ll": _objects(columns.get("option_ll"), n),
+        "task": _per_run([r.task for r in runs], sizes),
+        "subtask": _objects(parts, "subtask", n, [r.task for r in runs]),
+        "category": _objects(parts, "category", n, [r.group or r.task for r in runs]),
+        "doc_id": _numbers(parts, "doc_id"),
+        "doc_hash": _objects(parts, "doc_hash", n),
+        "replicate": _numbers(parts, "replicate"),
+        "correct": _numbers(parts, "correct"),
+        "k": _numbers(parts, "k"),
+        "answer": _objects(parts, "answer", n),
+        "gold": _objects(parts, "gold", n),
+        "status": _objects(parts, "status", n),
+        "file": _per_run([p.file for p in parts], sizes),
+        "locator": _numbers(parts, "locator"),
+        "seed_value": _per_run([r.seed_label for r in runs], sizes),
+        "seed_num": np.repeat([math.nan if r.seed is None else float(r.seed) for r in runs], sizes).astype(float),
+        "response_chars": _numbers(parts, "response_chars"),
+        "option_ll": _objects(parts, "option_ll", n),
     }
-    if "correct_logged" in columns:
-        frame["correct_logged"] = np.asarray(columns["correct_logged"], dtype=np.int8)
+    if any("correct_logged" in p.columns for p in parts):
+        frame["correct_logged"] = _numbers(parts, "correct_logged", fallback="correct")
     return pd.DataFrame(frame, copy=False)

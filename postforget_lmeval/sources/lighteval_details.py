@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from postforget_lmeval.sources.base import Problem, ReadRequest, RunRead, item_frame
+from postforget_lmeval.sources.base import Problem, ReadRequest, RunRead, item_rows
 from postforget_lmeval.sources.lighteval_items import HIDDEN_OPTIONS_K, keys, subtask_of
 
 METRIC = "extractive_match"
@@ -162,4 +162,4 @@ def read_run(req: ReadRequest) -> RunRead:
             Problem(path, f"holds {len(rows)} of the {run.n_expected} items LightEval evaluated", "incomplete")
         )
     info = {"filter": "none", "metric": METRIC, "lines": len(rows), "items": len(set(cols["doc_id"])), "extractors": []}
-    return RunRead(req, item_frame(run, path, cols), problems, [], info)
+    return RunRead(req, item_rows(run, path, cols), problems, [], info)

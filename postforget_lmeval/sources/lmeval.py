@@ -8,6 +8,7 @@ the reader met into problems and notes, and reads one logged item back for ``sho
 from __future__ import annotations
 
 import json
+import mmap
 import multiprocessing
 import os
 from collections.abc import Sequence
@@ -26,7 +27,7 @@ from postforget_lmeval.sources.base import (
     ReadRequest,
     RunRead,
     Source,
-    item_frame,
+    item_rows,
 )
 from postforget_lmeval.sources.lmeval_scan import AUTO_METRICS, Chunk, Scanner, option_letter
 
@@ -61,26 +62,31 @@ def scan_range(request: ReadRequest, start: int, end: int) -> Chunk:
             scanner.element(element, i)
         return scanner.out
     with open(path, "rb") as f:
-        if start:
-            f.seek(start - 1)
-            if f.read(1) != b"\n":
-                f.readline()
-        pos = f.tell()
-        buf = f.read(max(0, end - pos))
-        if buf and not buf.endswith(b"\n"):
-            buf += f.readline()  # the last line that begins in the range, whole
-    cut = buf.rfind(b"\n") + 1
-    if cut == len(buf):
-        scanner.block(buf, pos)
-        return scanner.out
-    if cut:
-        scanner.block(buf[:cut], pos)
-    before = len(scanner.out.malformed)  # no newline at the end of the file: complete, or cut mid-line
-    scanner.line(buf[cut:], pos + cut)
-    if len(scanner.out.malformed) > before:  # cut mid-line: an interrupted run
-        scanner.out.malformed.pop()
-        scanner.out.lines -= 1
-        scanner.out.truncated = pos + cut
+        size = os.fstat(f.fileno()).st_size
+        if not size:
+            return scanner.out
+        buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)  # searched in place: no copy of the bytes
+    try:
+        pos = start
+        if start and buf[start - 1] != 0x0A:  # mid-line: that line belongs to the previous range
+            nl = buf.find(b"\n", start)
+            pos = size if nl < 0 else nl + 1
+        stop = pos
+        if min(end, size) > pos:  # through the end of the last line that begins in the range
+            nl = buf.find(b"\n", min(end, size) - 1)
+            stop = size if nl < 0 else nl + 1
+        cut = max(pos, buf.rfind(b"\n", pos, stop) + 1)
+        if cut > pos:
+            scanner.block(buf, pos, cut)
+        if stop > cut:  # no newline at the end of the file: complete, or cut mid-line
+            before = len(scanner.out.malformed)
+            scanner.line(buf[cut:stop], cut)
+            if len(scanner.out.malformed) > before:  # cut mid-line: an interrupted run
+                scanner.out.malformed.pop()
+                scanner.out.lines -= 1
+                scanner.out.truncated = cut
+    finally:
+        buf.close()
     return scanner.out
 
 
@@ -234,8 +240,8 @@ def _run_read(req: ReadRequest, chunk: Chunk) -> RunRead:
         "slow_path": chunk.slow_lines,
         "extractors": chunk.extractors,
     }
-    items = item_frame(run, str(run.samples_path), chunk.columns())
-    return RunRead(req, items, _problems(req, chunk), notes, info)
+    rows = item_rows(run, str(run.samples_path), chunk.columns())
+    return RunRead(req, rows, _problems(req, chunk), notes, info)
 
 
 def _read_line(path: str, locator: int) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import mmap
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,8 @@ import orjson
 
 from postforget_lmeval.sources.base import ReadRequest
 
+Buffer = bytes | mmap.mmap
+"""Bytes of a samples file: read into memory or mapped (both have find/rfind and slicing)."""
 AUTO_METRICS = ("acc", "exact_match")
 """Per-sample binary metrics used for ordinary lm-eval tasks when ``--metric`` is not given."""
 
@@ -194,6 +197,29 @@ def _old_layout_defaults(sample: dict[str, Any]) -> None:
     sample.setdefault("filter", "none")
 
 
+def _response_chars(buf: Buffer, p: int, f: int) -> int:
+    """Bytes of the response in the ``"filtered_resps": [...]`` that ends at ``f`` (its ``, "filter"``), -1 if none.
+
+    A postforget line's filtered_resps is ``["<response>"]``: its opening quote is the last unescaped
+    ``"`` before the closing one, found with a one-byte backward search (memrchr) instead of a search
+    for the key over the whole response. Anything else takes the key search.
+    """
+    q = f - 2
+    if buf[q:f] == b'"]':
+        s = buf.rfind(b'"', p, q)
+        while s > p and buf[s - 1] == 0x5C:  # a backslash before it: escaped unless the backslashes pair up
+            k = s - 1
+            while buf[k - 1] == 0x5C:
+                k -= 1
+            if (s - k) % 2 == 0:
+                break
+            s = buf.rfind(b'"', p, s)
+        if s > p and buf[s - len(_FILTERED) - 1 : s] == _FILTERED + b"[":
+            return q - s - 1
+    r = buf.rfind(_FILTERED, p, f)
+    return max(0, f - r - len(_FILTERED) - 4) if r >= 0 else -1  # ["response"]: brackets and quotes
+
+
 class Scanner:
     """Per-line extraction into a :class:`Chunk`; the loops live in :mod:`lmeval_read`."""
 
@@ -227,18 +253,19 @@ class Scanner:
             record = full
         self._record(record, line, full, offset)
 
-    def block(self, buf: bytes, base: int) -> None:
-        """Every complete line of ``buf`` (file bytes from offset ``base``, ending with a newline).
+    def block(self, buf: Buffer, p: int, n: int) -> None:
+        """Every line of ``buf[p:n]`` (file bytes by absolute offset, ``bytes`` or an ``mmap``; ``n`` is
+        just past a newline).
 
         The fast path: one pass of byte searches per line cuts out doc_id and the tail, one orjson
         call decodes all tails, and postforget records become columns in a few list comprehensions.
         A block with any line the fast path cannot vouch for is read line by line instead.
         """
         if self.rescore:
-            self._lines(buf, base)
+            self._lines(buf, p, n)
             return
+        start = p
         objs, locs, chars = [], [], []
-        p, n = 0, len(buf)
         find, rfind = buf.find, buf.rfind
         head_len = len(_HEAD)
         while p < n:
@@ -246,38 +273,35 @@ class Scanner:
             h = rfind(_HASH, p, e)
             f = rfind(_FILTER, p, h) if h > p else -1
             c = find(b",", p + head_len, p + head_len + 24)
-            if f < 0 or c < 0 or not buf.startswith(_HEAD, p):
-                self._lines(buf, base)
+            if f < 0 or c < 0 or buf[p : p + head_len] != _HEAD:
+                self._lines(buf, start, n)
                 return
             objs.append(buf[p : c + 1] + buf[f + 1 : e])
-            locs.append(base + p)
-            r = rfind(_FILTERED, p, f)
-            chars.append(f - r - len(_FILTERED) if r >= 0 else -1)  # ["response"] of a postforget line
+            locs.append(p)
+            chars.append(_response_chars(buf, p, f))
             p = e + 1
         try:
             records = orjson.loads(b"[" + b",".join(objs) + b"]")
         except orjson.JSONDecodeError:
-            self._lines(buf, base)
+            self._lines(buf, start, n)
             return
         if not all(
             isinstance(r, dict) and isinstance(r.get("doc_hash"), str) and "target_hash" in r and type(r.get("doc_id")) is int
             for r in records
         ):
-            self._lines(buf, base)
+            self._lines(buf, start, n)
             return
         if not self._columns(records, locs, chars):
             for record, loc in zip(records, locs):
                 self.out.lines += 1
-                end = buf.find(b"\n", loc - base)
-                line = buf[loc - base : end + 1]
+                line = buf[loc : find(b"\n", loc) + 1]
                 record["_filter_at"] = line.rfind(_FILTER, 0, line.rfind(_HASH))
                 self._record(record, line, None, loc)
 
-    def _lines(self, buf: bytes, base: int) -> None:
-        p, n = 0, len(buf)
+    def _lines(self, buf: Buffer, p: int, n: int) -> None:
         while p < n:
             e = buf.find(b"\n", p)
-            self.line(buf[p : e + 1], base + p)
+            self.line(buf[p : e + 1], p)
             p = e + 1
 
     def _columns(self, records: list[dict[str, Any]], locs: list[int], spans: list[int]) -> bool:
@@ -321,7 +345,7 @@ class Scanner:
         out.locator.extend(locs)
         for name, values in text.items():
             getattr(out, name).extend(values)
-        out.response_chars.extend(float(max(0, s - 4)) if s >= 0 else math.nan for s in spans)
+        out.response_chars.extend(float(s) if s >= 0 else math.nan for s in spans)
         out.option_ll.extend([None] * len(records))
         return True
 
