@@ -69,25 +69,32 @@ def _max_gen_toks(summary: Mapping[str, Any]) -> dict[str, int | None]:
 
 
 def annotate(
-    result: PairResult, load_item: LoadItem | None = None, *, n_boot: int = bootstrap.N_BOOT, seed: int = 0
+    result: PairResult,
+    load_item: LoadItem | None = None,
+    *,
+    n_boot: int = bootstrap.N_BOOT,
+    seed: int = 0,
+    intervals: Callable[[], bootstrap.Intervals] | None = None,
 ) -> None:
     """Add the analyses to ``result`` in place.
 
     ``load_item`` reads back a logged item; it is called only for the unanswered items of 1->0 and
     0->1 transitions (to look for refusals), never for every item. ``n_boot``/``seed``: bootstrap
-    replicates and the seed of their random draws.
+    replicates and the seed of their random draws. ``intervals``: the bootstrap intervals of
+    ``result.samples`` already started with :func:`bootstrap.in_background` (pairing starts them before it
+    builds the tables); by default they start here.
     """
     subtasks, categories, samples = result.subtasks, result.categories, result.samples
     macro_rows = categories["average"] == "macro" if "average" in categories else pd.Series(True, categories.index)
     keys = ["subtask", "seed"]
+    bootstrap_intervals = intervals or bootstrap.in_background(samples, n_boot=n_boot, seed=seed)  # runs meanwhile
 
     sig = significance.significance_table(subtasks)
     _add_columns(subtasks, sig[[*keys, *significance.COLUMNS]], keys)
     result.tables["significance"] = sig
-
-    per_row, per_cat = bootstrap.intervals(samples, n_boot=n_boot, seed=seed)
-    _add_columns(subtasks, per_row, keys)
-    _add_columns(categories, per_cat, ["category"], rows=macro_rows)
+    for col in bootstrap.COLUMNS:  # their place in the tables; filled when the draws are done
+        subtasks[col] = float("nan")
+        categories[col] = float("nan")
 
     modes = failure_modes.item_modes(samples, _max_gen_toks(result.summary), load_item)
     if modes.attrs["unreadable"]:
@@ -110,6 +117,10 @@ def annotate(
     else:
         for col in SUBTASK_DRIFT_COLUMNS:
             subtasks[col] = float("nan")
+
+    per_row, per_cat = bootstrap_intervals()
+    _add_columns(subtasks, per_row, keys)
+    _add_columns(categories, per_cat, ["category"], rows=macro_rows)
 
     means = macro_means(subtasks, [*BEHAVIOUR_COLUMNS, *DRIFT_COLUMNS]).add_suffix("_mean").reset_index()
     _add_columns(categories, means, ["category"], rows=macro_rows)

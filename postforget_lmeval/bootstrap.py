@@ -11,9 +11,16 @@ Vectorised: F_true depends on an item only through its transition under each see
 items are grouped into cells of equal (transitions, k) and a replicate is one multinomial draw of cell
 counts (``Generator.multinomial``, all replicates at once); that has the same distribution as
 resampling the items themselves. Python loops run over sub-benchmarks, never over replicates.
+
+The draws still take most of the analyses' time on large pairs, and numpy holds the GIL while drawing,
+so :func:`in_background` computes the intervals in a forked process while the caller goes on with
+the other analyses (same generator, same draws, same figures).
 """
 
 from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -24,6 +31,9 @@ from postforget_lmeval.macro import macro_means
 N_BOOT = 1000
 LEVEL = 0.95
 RATES = ("F_true", "BT_true")
+COLUMNS = tuple(f"{r}_{s}" for r in RATES for s in ("lo", "hi"))
+"""The interval columns of both tables of :func:`intervals`."""
+BACKGROUND_MIN_ITEMS = 20_000  # paired items below which a process costs more than it saves
 _MISSING = 4  # transition code of an item not paired under a seed; 3: 1->1, 2: 1->0, 1: 0->1, 0: 0->0
 
 
@@ -78,7 +88,8 @@ def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd
     """
     rng = np.random.default_rng(seed)
     index, codes_all, k_all, seeds_all = _wide(samples)
-    frames = []
+    names, seed_cols, sizes = [], [], []
+    values: dict[str, list[np.ndarray]] = {r: [] for r in RATES}
     for (category, subtask), rows in index.groupby(["category", "subtask"], sort=True).indices.items():
         present = (codes_all[rows] != _MISSING).any(axis=0)
         seeds = [s for s, p in zip(seeds_all, present) if p]
@@ -86,20 +97,23 @@ def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd
         draws = rng.multinomial(counts.sum(), counts / counts.sum(), size=n_boot).astype(float)
         draws = np.vstack([counts[None, :].astype(float), draws])
         rates = _replicate_rates(draws, codes, inv_k, usable)
-        frames.append(
-            pd.DataFrame(
-                {
-                    "category": category,
-                    "subtask": subtask,
-                    "seed": np.tile(seeds, n_boot + 1),
-                    "replicate": np.repeat(np.arange(-1, n_boot), len(seeds)),
-                    **{r: rates[r].ravel() for r in RATES},
-                }
-            )
-        )
-    if not frames:
+        names.append((category, subtask))
+        seed_cols.append(np.tile(np.array(seeds, dtype=object), n_boot + 1))
+        sizes.append(len(seeds))
+        for r in RATES:
+            values[r].append(rates[r].ravel())
+    if not names:
         return pd.DataFrame(columns=["category", "subtask", "seed", "replicate", *RATES])
-    return pd.concat(frames, ignore_index=True)
+    rows_of = np.array(sizes) * (n_boot + 1)  # one frame for all sub-benchmarks (a frame each costs more)
+    return pd.DataFrame(
+        {
+            "category": np.repeat(np.array([c for c, _ in names], dtype=object), rows_of),
+            "subtask": np.repeat(np.array([s for _, s in names], dtype=object), rows_of),
+            "seed": np.concatenate(seed_cols),
+            "replicate": np.concatenate([np.repeat(np.arange(-1, n_boot), n) for n in sizes]),
+            **{r: np.concatenate(values[r]) for r in RATES},
+        }
+    ).astype({"category": "str", "subtask": "str", "seed": "str"})
 
 
 def _bounds(values: pd.DataFrame, keys: list[str], level: float) -> pd.DataFrame:
@@ -108,7 +122,7 @@ def _bounds(values: pd.DataFrame, keys: list[str], level: float) -> pd.DataFrame
     grouped = values[values["replicate"] >= 0].groupby(keys, sort=False)[list(RATES)]
     lo = grouped.quantile(tail).add_suffix("_lo")
     hi = grouped.quantile(1.0 - tail).add_suffix("_hi")
-    return pd.concat([lo, hi], axis=1)[[f"{r}_{s}" for r in RATES for s in ("lo", "hi")]]
+    return pd.concat([lo, hi], axis=1)[list(COLUMNS)]
 
 
 def intervals(
@@ -124,3 +138,42 @@ def intervals(
     macro = macro_means(reps, RATES, by=["replicate"]).reset_index()
     per_cat = _bounds(macro, ["category"], level).reset_index()
     return per_row, per_cat
+
+
+Intervals = tuple[pd.DataFrame, pd.DataFrame]
+
+
+def in_background(
+    samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0, level: float = LEVEL
+) -> Callable[[], Intervals]:
+    """:func:`intervals` computed in a forked process; call the returned function to wait for them.
+
+    Small pairs, and platforms without fork, compute them in the caller's process when the function
+    is called. The child inherits ``samples`` (nothing is pickled on the way in) and sends back only
+    the two small interval tables.
+    """
+    if len(samples) < BACKGROUND_MIN_ITEMS or "fork" not in multiprocessing.get_all_start_methods():
+        return lambda: intervals(samples, n_boot, seed, level)
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+
+    def child() -> None:
+        try:
+            send.send(intervals(samples, n_boot, seed, level))
+        finally:
+            send.close()
+
+    process = ctx.Process(target=child, daemon=True)
+    process.start()
+    send.close()
+
+    def result() -> Intervals:
+        try:
+            return receive.recv()
+        except EOFError:  # the child died (killed, out of memory): compute them here
+            return intervals(samples, n_boot, seed, level)
+        finally:
+            receive.close()
+            process.join()
+
+    return result

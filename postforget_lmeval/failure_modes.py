@@ -50,7 +50,9 @@ def _mode_of(status: Any) -> str:
 
 
 def _has_options(values: pd.Series) -> np.ndarray:
-    return np.array([isinstance(v, (list, tuple, np.ndarray)) and len(v) > 0 for v in values], dtype=bool)
+    out = values.notna().to_numpy(copy=True)  # generative items log none: only the others are looked at
+    out[out] = [isinstance(v, (list, tuple, np.ndarray)) and len(v) > 0 for v in values.to_numpy()[out]]
+    return out
 
 
 def _column(samples: pd.DataFrame, name: str, default: Any = None) -> pd.Series:
@@ -90,7 +92,7 @@ def item_modes(
         answer = _column(items, f"answer_{side}").astype(object)
         chars = _column(items, f"response_chars_{side}", np.nan).astype(float).to_numpy(copy=True)
         files = _column(items, f"file_{side}").astype(object)
-        limit = files.map(lambda f: max_gen_toks.get(str(f))).astype(float).to_numpy()
+        limit = files.map({f: max_gen_toks.get(str(f)) for f in files.unique()}).astype(float).to_numpy()
         mode = np.array([_mode_of(s) for s in status], dtype=object)
         mode[status.isna().to_numpy() & _has_options(_column(items, f"option_ll_{side}"))] = "wrong"
         mode[status.isna().to_numpy() & (answer == LMEVAL_NO_MATCH).to_numpy()] = "no_answer"

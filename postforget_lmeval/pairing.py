@@ -389,7 +389,15 @@ def pair(
         )
     paired = paired.astype({"before": np.int8, "after": np.int8})
     _warn_unpaired(joined, got)
+    if strict and got.warnings:
+        raise PairingError("--strict: " + listing(got.warnings, 5, "; "))
 
+    samples = tables.samples_frame(paired)
+    intervals = None
+    if analyses:  # the bootstrap's draws start now, in another process, while the tables are built
+        from postforget_lmeval import bootstrap
+
+        intervals = bootstrap.in_background(samples)
     subtasks = tables.subtask_rows(paired, joined)
     scorers = {side: {r["task"]: r["scored_by"] for r in got.runs[side]} for side in SIDES}
     by_side = {side: subtasks[f"task_{side}"].astype(str).map(scorers[side]).astype(str) for side in SIDES}
@@ -428,19 +436,17 @@ def pair(
     result = PairResult(
         subtasks=subtasks,
         categories=categories,
-        samples=tables.samples_frame(paired),
+        samples=samples,
         agreement=agreement,
         summary={"runs": got.runs},  # the analyses read max_gen_toks per run
         warnings=got.warnings,
         notes=got.notes,
     )
-    if strict and got.warnings:
-        raise PairingError("--strict: " + listing(got.warnings, 5, "; "))
     analyses_start = time.perf_counter()
     if analyses:
         from postforget_lmeval import analyses as analyses_module
 
-        analyses_module.annotate(result, _loader(srcs, result.samples))
+        analyses_module.annotate(result, _loader(srcs, result.samples), intervals=intervals)
     timing = {
         "read_seconds": read_seconds,
         "analyses_seconds": time.perf_counter() - analyses_start,

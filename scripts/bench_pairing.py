@@ -289,7 +289,8 @@ def _print(rows: list[dict]) -> None:
         "read (the log-reading phase), join (seed plan, join, tables), anal. (the analyses), write (every output "
         "file but the optional plot). read MB/s: the logs' bytes over the read phase. no-anal.: the same with "
         "--no-analyses (the paper's figures only). rescore: with --rescore strict (every response re-read by the "
-        "extractor). RSS: peak resident set of the main process and of the largest reading worker. 'x4 resp': the "
+        "extractor). RSS: peak resident set of the main process and of the largest child process (a reading worker; "
+        "on large pairs also the bootstrap's process, whose pages are mostly shared with the main one). 'x4 resp': the "
         "small case's samples with 4x longer responses."
     )
 

@@ -118,6 +118,21 @@ def test_same_seed_same_intervals_and_ordered_bounds() -> None:
     assert first[1]["category"].tolist() == ["X", "OVERALL"]
 
 
+@pytest.mark.parametrize("background_min_items", [0, 10**9])  # in a forked process, and in the caller's
+def test_intervals_in_background_are_the_same_intervals(monkeypatch, background_min_items: int) -> None:
+    monkeypatch.setattr(bootstrap, "BACKGROUND_MIN_ITEMS", background_min_items)
+    rng = np.random.default_rng(1)
+    samples = pd.concat(
+        [_items(s, c, seed, rng.random(60) < 0.7, rng.random(60) < 0.5, 4.0)
+         for s, c in (("a", "X"), ("b", "X"), ("c", "Y")) for seed in ("0", "1")],
+        ignore_index=True,
+    )  # fmt: skip
+    got = bootstrap.in_background(samples, n_boot=150, seed=3)()
+    for got_table, want_table in zip(got, bootstrap.intervals(samples, n_boot=150, seed=3)):
+        pd.testing.assert_frame_equal(got_table, want_table)
+    assert list(got[0].columns) == ["subtask", "seed", *bootstrap.COLUMNS]
+
+
 def test_bootstrap_interval_covers_the_true_value_at_about_the_nominal_rate() -> None:
     """200 simulated sub-benchmarks of 400 items from one known population; the 95% intervals of F_true
     should cover the population F_true in about 95% of them (binomial sd ~1.5 points)."""
