@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 from postforget_lmeval.pairing import pair
@@ -14,4 +13,6 @@ __all__ = ["PairResult", "PairingError", "pair", "task_dir"]
 
 def task_dir() -> str:
     """The installed ``task_configs`` directory, for ``lm_eval --include_path``."""
+    from importlib import resources  # only here: every other command starts without it
+
     return str(Path(str(resources.files(__name__) / "task_configs")))

@@ -15,7 +15,6 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
 
 from postforget_lmeval.sources import FORMATS
 
@@ -140,6 +139,8 @@ class _Bar:
     """Bytes-based rich progress bar, started on the first update (after the reading processes exist)."""
 
     def __init__(self, console: Console) -> None:
+        from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
+
         self.progress = Progress(
             "[progress.description]{task.description}",
             BarColumn(),
