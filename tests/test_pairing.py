@@ -403,6 +403,10 @@ def test_parallel_reading_matches_sequential(tmp_path, monkeypatch):
     pd.testing.assert_frame_equal(sequential.subtasks, parallel.subtasks)
     pd.testing.assert_frame_equal(sequential.samples, parallel.samples)
     assert len(seen) > 4 and seen[-1][0] == seen[-1][1]
+    monkeypatch.setattr(lmeval_source, "BLOCK_BYTES", 3000)  # ranges scanned in blocks of a few lines
+    blocks = pair(b, a, jobs=2)
+    pd.testing.assert_frame_equal(sequential.samples, blocks.samples)
+    assert blocks.summary["runs"] == parallel.summary["runs"]
 
 
 def test_cli_writes_every_output_without_touching_inputs(tmp_path, capsys):

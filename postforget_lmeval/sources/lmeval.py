@@ -32,6 +32,7 @@ from postforget_lmeval.sources.base import (
 from postforget_lmeval.sources.lmeval_scan import AUTO_METRICS, Chunk, Scanner, option_letter
 
 RANGE_BYTES = 64 << 20  # unit of parallel work and of progress updates
+BLOCK_BYTES = 8 << 20  # unit of scanning within a range (memory: one block of the file mapped at a time)
 PARALLEL_MIN_BYTES = 128 << 20  # below this, starting worker processes costs more than it saves
 QUESTION_KEYS = ("pf_question", "question", "Question", "query", "problem", "input", "goal", "ctx", "sentence", "text")
 OPTION_KEYS = ("pf_options", "choices", "options", "endings")
@@ -76,8 +77,7 @@ def scan_range(request: ReadRequest, start: int, end: int) -> Chunk:
             nl = buf.find(b"\n", min(end, size) - 1)
             stop = size if nl < 0 else nl + 1
         cut = max(pos, buf.rfind(b"\n", pos, stop) + 1)
-        if cut > pos:
-            scanner.block(buf, pos, cut)
+        _blocks(scanner, buf, pos, cut)
         if stop > cut:  # no newline at the end of the file: complete, or cut mid-line
             before = len(scanner.out.malformed)
             scanner.line(buf[cut:stop], cut)
@@ -88,6 +88,21 @@ def scan_range(request: ReadRequest, start: int, end: int) -> Chunk:
     finally:
         buf.close()
     return scanner.out
+
+
+def _blocks(scanner: Scanner, buf: mmap.mmap, pos: int, cut: int) -> None:
+    """Scan ``buf[pos:cut]`` (whole lines) in blocks of about BLOCK_BYTES, unmapping each block once read.
+
+    The file's pages stay in the page cache; dropping them from this process keeps its memory at one
+    block, however long the responses and the file are.
+    """
+    while pos < cut:
+        end = cut if cut - pos <= BLOCK_BYTES else buf.find(b"\n", pos + BLOCK_BYTES - 1) + 1
+        scanner.block(buf, pos, end)
+        if hasattr(buf, "madvise"):  # not on Windows
+            start = pos - pos % mmap.PAGESIZE
+            buf.madvise(mmap.MADV_DONTNEED, start, end - start)
+        pos = end
 
 
 def split_ranges(size: int, range_bytes: int) -> list[tuple[int, int]]:
