@@ -203,7 +203,11 @@ def _join(before: pd.DataFrame, after: pd.DataFrame, plan_: pd.DataFrame) -> pd.
     repeats = joined["has_repeats_before"].fillna(False).astype(bool) | joined["has_repeats_after"].fillna(
         False
     ).astype(bool)
-    joined["seed"] = joined["seed_label"].where(~repeats, joined["seed_label"] + "#r" + joined["replicate"].astype(str))
+    joined["seed"] = (
+        joined["seed_label"].where(~repeats, joined["seed_label"] + "#r" + joined["replicate"].astype(str))
+        if repeats.any()
+        else joined["seed_label"].copy()
+    )
     joined["k"] = joined["k_before"].fillna(joined["k_after"])
     return joined
 
@@ -231,10 +235,10 @@ def _categories(joined: pd.DataFrame, got: Collected) -> pd.Series:
     """One category per sub-benchmark: a named one wins over the task-name fallback of ordinary tasks."""
     stacked = pd.concat(
         [
-            joined[["subtask", "category_before"]].set_axis(["subtask", "category"], axis=1),
-            joined[["subtask", "category_after"]].set_axis(["subtask", "category"], axis=1),
+            joined[["subtask", f"category_{side}"]].drop_duplicates().set_axis(["subtask", "category"], axis=1)
+            for side in SIDES
         ]
-    ).dropna()
+    ).dropna()  # pairs deduplicated per side first: one row per item is many times more than needed
     named = stacked[stacked["category"] != stacked["subtask"]].drop_duplicates()
     for subtask, cats in named.groupby("subtask")["category"]:
         if len(cats) > 1:
