@@ -148,11 +148,15 @@ def in_background(
 ) -> Callable[[], Intervals]:
     """:func:`intervals` computed in a forked process; call the returned function to wait for them.
 
-    Small pairs, and platforms without fork, compute them in the caller's process when the function
-    is called. The child inherits ``samples`` (nothing is pickled on the way in) and sends back only
-    the two small interval tables.
+    Small pairs, platforms without fork and daemonic callers compute them in the caller's process
+    when the function is called. The child inherits ``samples`` (nothing is pickled on the way in)
+    and sends back only the two small interval tables; if it dies, they are computed here.
     """
-    if len(samples) < BACKGROUND_MIN_ITEMS or "fork" not in multiprocessing.get_all_start_methods():
+    if (
+        len(samples) < BACKGROUND_MIN_ITEMS
+        or "fork" not in multiprocessing.get_all_start_methods()
+        or multiprocessing.current_process().daemon  # a daemonic process may not start one
+    ):
         return lambda: intervals(samples, n_boot, seed, level)
     ctx = multiprocessing.get_context("fork")
     receive, send = ctx.Pipe(duplex=False)
