@@ -87,7 +87,7 @@ def item_modes(
     """
     frames, loaded, unreadable = [], 0, 0
     for transition, (_, side) in DIRECTIONS.items():
-        items = samples[samples["transition"].astype(str) == transition]
+        items = samples[(samples["transition"] == transition).to_numpy()]  # no conversion of the column to text
         status = _column(items, f"status_{side}").astype(object)
         answer = _column(items, f"answer_{side}").astype(object)
         chars = _column(items, f"response_chars_{side}", np.nan).astype(float).to_numpy(copy=True)
