@@ -408,6 +408,13 @@ def test_parallel_reading_matches_sequential(tmp_path, monkeypatch):
     pd.testing.assert_frame_equal(sequential.samples, blocks.samples)
     assert blocks.summary["runs"] == parallel.summary["runs"]
 
+    def no_mmap(*args, **kwargs):
+        raise OSError("this file system cannot map files")
+
+    monkeypatch.setattr(lmeval_source.mmap, "mmap", no_mmap)  # the bytes are read instead
+    unmapped = pair(b, a, jobs=2)
+    pd.testing.assert_frame_equal(sequential.samples, unmapped.samples)
+
 
 def test_cli_writes_every_output_without_touching_inputs(tmp_path, capsys):
     b, a = dirs(tmp_path)

@@ -29,7 +29,7 @@ from postforget_lmeval.sources.base import (
     Source,
     item_rows,
 )
-from postforget_lmeval.sources.lmeval_scan import AUTO_METRICS, Chunk, Scanner, option_letter
+from postforget_lmeval.sources.lmeval_scan import AUTO_METRICS, Buffer, Chunk, Scanner, option_letter
 
 RANGE_BYTES = 64 << 20  # unit of parallel work and of progress updates
 BLOCK_BYTES = 8 << 20  # unit of scanning within a range (memory: one block of the file mapped at a time)
@@ -66,7 +66,10 @@ def scan_range(request: ReadRequest, start: int, end: int) -> Chunk:
         size = os.fstat(f.fileno()).st_size
         if not size:
             return scanner.out
-        buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)  # searched in place: no copy of the bytes
+        try:
+            buf: Buffer = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)  # searched in place: no copy
+        except (OSError, ValueError):  # a file system that cannot map files: the bytes, read
+            buf = f.read()
     try:
         pos = start
         if start and buf[start - 1] != 0x0A:  # mid-line: that line belongs to the previous range
@@ -86,11 +89,12 @@ def scan_range(request: ReadRequest, start: int, end: int) -> Chunk:
                 scanner.out.lines -= 1
                 scanner.out.truncated = cut
     finally:
-        buf.close()
+        if not isinstance(buf, bytes):
+            buf.close()
     return scanner.out
 
 
-def _blocks(scanner: Scanner, buf: mmap.mmap, pos: int, cut: int) -> None:
+def _blocks(scanner: Scanner, buf: Buffer, pos: int, cut: int) -> None:
     """Scan ``buf[pos:cut]`` (whole lines) in blocks of about BLOCK_BYTES, unmapping each block once read.
 
     The file's pages stay in the page cache; dropping them from this process keeps its memory at one
@@ -99,7 +103,7 @@ def _blocks(scanner: Scanner, buf: mmap.mmap, pos: int, cut: int) -> None:
     while pos < cut:
         end = cut if cut - pos <= BLOCK_BYTES else buf.find(b"\n", pos + BLOCK_BYTES - 1) + 1
         scanner.block(buf, pos, end)
-        if hasattr(buf, "madvise"):  # not on Windows
+        if hasattr(buf, "madvise"):  # a mapping, not on Windows
             start = pos - pos % mmap.PAGESIZE
             buf.madvise(mmap.MADV_DONTNEED, start, end - start)
         pos = end
