@@ -181,8 +181,8 @@ def differences(result: PairResult, label: str) -> list[str]:
     options = result.summary.get("options") or {}
     subtasks = set(result.subtasks["subtask"].astype(str))
     out = [
-        "Prompts: the paper used task-specific instructions and benchmark-specific few-shot exemplars; "
-        "these tasks use one instruction and format-only exemplars, so base-model accuracies differ.",
+        "Prompts: the instruction lines, MMLU's dev shots and BBH's own CoT exemplars are the paper's; the "
+        "other benchmarks' base-model exemplars are our own, so base-model accuracies there can differ.",
     ]
     if options.get("rescore") != "lighteval":
         out.append(
