@@ -260,6 +260,8 @@ def evaluate(checkpoints: dict[str, Path], settings: Settings, out: Path, consol
     number of runs.
     """
     import lm_eval
+    import lm_eval.models  # noqa: F401 - registers the built-in backends: lm-eval imports them only while its
+    # model registry is empty, so 'hf' is unknown in a process that registered a model of its own first
     from lm_eval.loggers import EvaluationTracker
     from lm_eval.tasks import TaskManager
 
