@@ -34,6 +34,7 @@ h3 { font-size: 1.02em; margin: 1.1em 0 .4em; }
 p, li { max-width: 72em; } .muted { color: var(--muted); font-size: .92em; }
 code { font-size: .9em; background: var(--bg); padding: 0 .25em; border-radius: 3px; word-break: break-all; }
 .scroll { overflow-x: auto; }
+.scroll table { font-size: .8em; } .scroll th, .scroll td { padding: 2px 5px; }  /* wide tables fit a laptop */
 table { border-collapse: collapse; margin: .4em 0 .8em; font-size: .9em; }
 th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: right; vertical-align: top; }
 th { background: var(--bg); position: sticky; top: 0; }
@@ -52,6 +53,7 @@ nav { font-size: .9em; margin: .4em 0 1em; } nav a { margin-right: .8em; }
   body { max-width: none; font-size: 10.5pt; padding: 0; } nav { display: none; }
   h2 { break-after: avoid; } table, img, .item { break-inside: avoid; } th { position: static; }
   .item pre { max-height: none; overflow: visible; } .scroll { overflow: visible; }
+  .scroll table { font-size: 7.5pt; }
 }
 """
 
