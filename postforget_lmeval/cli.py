@@ -18,7 +18,6 @@ from rich.markup import escape
 
 from postforget_lmeval.sources import FORMATS
 
-PIPED_WIDTH = 160  # characters per line when stdout is a file or a pipe
 MAX_WARNINGS = 20  # shown on the terminal; summary.json has them all
 PAIR_USAGE = (
     "postforget-pair BEFORE_DIR AFTER_DIR -o OUT_DIR [options]\n"
@@ -33,11 +32,10 @@ def _patterns(value: str) -> list[str]:
 
 
 def _consoles() -> tuple[Console, Console]:
-    """stdout and stderr; piped output gets a wide page so tables are not squeezed to 80 columns."""
-    out = Console(soft_wrap=True)
-    if not out.is_terminal:
-        out = Console(soft_wrap=True, width=PIPED_WIDTH)
-    return out, Console(stderr=True, soft_wrap=True)
+    """stdout (wide when piped: see :func:`report.stdout_console`) and stderr."""
+    from postforget_lmeval.report import stdout_console
+
+    return stdout_console(), Console(stderr=True, soft_wrap=True)
 
 
 def _pair_parser() -> argparse.ArgumentParser:

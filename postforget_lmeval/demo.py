@@ -51,7 +51,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import demo_data, multipair, task_dir
-from .report import rich_table
+from .report import rich_table, stdout_console
 from .results import PairingError, PairResult
 from .prompts import LETTERS
 
@@ -475,7 +475,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.seeds:
         settings = replace(settings, seeds=args.seeds)
     out = Path(args.out).resolve()
-    console = Console(soft_wrap=True)  # long paths stay whole, for copying
+    console = stdout_console()  # long paths stay whole, for copying; wide when piped
     try:
         _prepare_out(out)
         record = run(settings, out, console)

@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable
 
 import pandas as pd
+from rich.console import Console
 from rich.table import Table
 
 from postforget_lmeval import paper
@@ -82,6 +83,15 @@ def frame_rich(frame: pd.DataFrame, title: str) -> Table:
     for i, row in enumerate(rows):
         table.add_row(*row, end_section=i + 1 < len(rows) and ("Overall" in row or "Overall" in rows[i + 1]))
     return table
+
+
+PIPED_WIDTH = 160  # characters per line when stdout is a file or a pipe
+
+
+def stdout_console() -> Console:
+    """stdout for the tables; piped output gets a wide page so they are not squeezed to 80 columns."""
+    out = Console(soft_wrap=True)
+    return out if out.is_terminal else Console(soft_wrap=True, width=PIPED_WIDTH)
 
 
 def rich_table(result: PairResult, average: str = "macro") -> Table:
