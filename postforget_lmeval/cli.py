@@ -171,9 +171,7 @@ def _pair(argv: Sequence[str]) -> int:
 
     out, err = _consoles()
     if args.rescore and "," in args.rescore:  # several policies: the sensitivity comparison
-        from postforget_lmeval.sensitivity import run_cli
-
-        return run_cli(args, out, err)
+        return _sensitivity(args, out, err)
     bar = None if args.quiet or not err.is_terminal else _Bar(err)
     try:
         if args.paper_pair:
@@ -182,16 +180,14 @@ def _pair(argv: Sequence[str]) -> int:
         if args.paper_pair:
             result.summary["paper_pair"] = args.paper_pair
     except PairingError as e:
-        err.print(f"[bold red]error:[/] {escape(str(e))}")
-        return 1
+        return _failed(err, e, args.output)
     finally:
         if bar:
             bar.stop()
     try:
         written = write_outputs(result, args.output, plot=not args.no_plot)
     except OSError as e:
-        err.print(f"[bold red]error:[/] cannot write to {escape(str(args.output))}: {escape(str(e))}")
-        return 1
+        return _failed(err, e, args.output)
     if not args.quiet:
         out.print(rich_table(result))
     for n in result.notes:
@@ -209,6 +205,31 @@ def _pair(argv: Sequence[str]) -> int:
         f"wrote {', '.join(p.name for p in written)} to {escape(str(args.output))}"
     )
     return 0
+
+
+def _sensitivity(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """``--rescore a,b``: the same pairing as logged and under each policy, side by side."""
+    from postforget_lmeval import sensitivity
+    from postforget_lmeval.results import PairingError
+
+    options = {k: v for k, v in _pair_options(args).items() if k != "rescore"}  # compare() sets it per scoring
+    try:
+        sens = sensitivity.compare(args.before, args.after, sensitivity.parse_policies(args.rescore), **options)
+        sensitivity.write(sens, args.output, plot=not args.no_plot)
+    except (PairingError, OSError) as e:
+        return _failed(err, e, args.output)
+    if not args.quiet:
+        out.print(escape(sensitivity.markdown(sens)))
+    return 0
+
+
+def _failed(err: Console, e: Exception, output: str) -> int:
+    """One message for bad input (PairingError) or an output directory that cannot be written; exit 1."""
+    if isinstance(e, OSError):
+        err.print(f"[bold red]error:[/] cannot write to {escape(str(output))}: {escape(str(e))}")
+    else:
+        err.print(f"[bold red]error:[/] {escape(str(e))}")
+    return 1
 
 
 def _pair_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -243,12 +264,8 @@ def _many(command: str, argv: Sequence[str]) -> int:
         results, written = multipair.run_pairs(
             specs, known.output, plot=not args.no_plot, on_pair=progress, **_pair_options(args)
         )
-    except PairingError as e:
-        err.print(f"[bold red]error:[/] {escape(str(e))}")
-        return 1
-    except OSError as e:
-        err.print(f"[bold red]error:[/] cannot write to {escape(str(known.output))}: {escape(str(e))}")
-        return 1
+    except (PairingError, OSError) as e:
+        return _failed(err, e, known.output)
     if not args.quiet:
         wide = multipair.wide_table(multipair.long_table(results))
         out.print(frame_rich(wide, "F_true / BT_true ± std (F_max / BT_max), %, macro, one column per pair"))

@@ -12,7 +12,6 @@ other policies, so a researcher sees how much of a forgetting figure is extracti
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,8 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from rich.console import Console
-from rich.markup import escape
 
 from postforget_lmeval.outputs import write_outputs
 from postforget_lmeval.pairing import pair
@@ -147,23 +144,3 @@ def write(sens: Sensitivity, out_dir: str | os.PathLike[str], plot: bool = True)
     sens.table.to_csv(out / "sensitivity.csv", index=False)
     (out / "sensitivity.md").write_text(markdown(sens), encoding="utf-8")
     return [*written, out / "sensitivity.csv", out / "sensitivity.md"]
-
-
-def run_cli(args: argparse.Namespace, out: Console, err: Console) -> int:
-    """``postforget-pair BEFORE AFTER -o OUT --rescore a,b``: compare, write, print the table; the exit code."""
-    try:
-        sens = compare(
-            args.before, args.after, parse_policies(args.rescore), metric=args.metric, filter=args.filter, k=args.k,
-            tasks=args.tasks, exclude=args.exclude, seed_match=args.seed_match, jobs=args.jobs, strict=args.strict,
-            source_format=args.format,
-        )
-        write(sens, args.output, plot=not args.no_plot)
-    except PairingError as e:
-        err.print(f"[bold red]error:[/] {escape(str(e))}")
-        return 1
-    except OSError as e:
-        err.print(f"[bold red]error:[/] cannot write to {escape(str(args.output))}: {escape(str(e))}")
-        return 1
-    if not args.quiet:
-        out.print(escape(markdown(sens)))
-    return 0

@@ -6,6 +6,8 @@ Every figure below is worked by hand from the responses (one seed, k = 4, chance
 
 from __future__ import annotations
 
+import json
+
 import sys
 from pathlib import Path
 
@@ -107,6 +109,18 @@ def test_cli_comma_list_writes_the_comparison(scripted: tuple[Path, Path], tmp_p
     samples = pd.read_parquet(out / "lighteval" / "samples.parquet")
     assert {"correct_logged_before", "correct_logged_after"} <= set(samples.columns)
     assert (out / "logged" / "subtasks.csv").exists() and (out / "strict" / "subtasks.csv").exists()
+
+
+def test_cli_comparison_keeps_the_other_pairing_options(scripted: tuple[Path, Path], tmp_path: Path) -> None:
+    """--chance-k and --no-analyses reach every scoring's pairing, as they reach a single pairing."""
+    out = tmp_path / "out"
+    code = main_pair([str(scripted[0]), str(scripted[1]), "-o", str(out), "--rescore", "strict,lighteval",
+                      "--chance-k", "paper", "--no-analyses", "--no-plot", "-q", "--jobs", "1"])
+    assert code == 0
+    for scoring in ("logged", "strict", "lighteval"):
+        options = json.loads((out / scoring / "summary.json").read_text(encoding="utf-8"))["options"]
+        assert options["chance_k"] == "paper"
+        assert "significant" not in pd.read_csv(out / scoring / "subtasks.csv").columns
 
 
 def test_policy_lists_are_checked() -> None:
