@@ -3,12 +3,30 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from postforget_lmeval.pairing import pair
-from postforget_lmeval.results import PairingError, PairResult
+from postforget_lmeval.errors import PairingError
+
+if TYPE_CHECKING:
+    from postforget_lmeval.pairing import pair
+    from postforget_lmeval.results import PairResult
 
 __version__ = "0.1.0"
 __all__ = ["PairResult", "PairingError", "pair", "task_dir"]
+
+
+def __getattr__(name: str) -> Any:
+    """``pair`` and ``PairResult`` on first use: importing a submodule (the command line's reading
+    processes start from a bare one) must not import pandas."""
+    if name == "pair":
+        from postforget_lmeval.pairing import pair
+
+        return pair
+    if name == "PairResult":
+        from postforget_lmeval.results import PairResult
+
+        return PairResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def task_dir() -> str:

@@ -163,20 +163,28 @@ class _Bar:
 
 def _pair(argv: Sequence[str]) -> int:
     args = _pair_parser().parse_args(argv)
-    from postforget_lmeval import paper
-    from postforget_lmeval.outputs import write_outputs
-    from postforget_lmeval.pairing import pair
-    from postforget_lmeval.report import rich_table
-    from postforget_lmeval.results import PairingError
+    from postforget_lmeval import reading
+    from postforget_lmeval.errors import PairingError
 
-    out, err = _consoles()
     if args.rescore and "," in args.rescore:  # several policies: the sensitivity comparison
-        return _sensitivity(args, out, err)
+        return _sensitivity(args, *_consoles())
+    err = Console(stderr=True, soft_wrap=True)
     bar = None if args.quiet or not err.is_terminal else _Bar(err)
     try:
         if args.paper_pair:
+            from postforget_lmeval import paper
+
             paper.check_label(args.paper_pair)
-        result = pair(args.before, args.after, progress=bar, **_pair_options(args))
+        begun = reading.start(args.before, args.after, **_pair_options(args))
+        # the reading processes run now: import what the rest needs meanwhile (pandas & co, ~0.5 s)
+        from postforget_lmeval.outputs import write_outputs
+        from postforget_lmeval.pairing import finish
+        from postforget_lmeval.report import rich_table, stdout_console
+
+        if begun.options["analyses"]:
+            import postforget_lmeval.analyses  # noqa: F401 - pairing uses it once the logs are read
+
+        result = finish(begun, progress=bar)
         if args.paper_pair:
             result.summary["paper_pair"] = args.paper_pair
     except PairingError as e:
@@ -184,6 +192,7 @@ def _pair(argv: Sequence[str]) -> int:
     finally:
         if bar:
             bar.stop()
+    out = stdout_console()
     try:
         written = write_outputs(result, args.output, plot=not args.no_plot)
     except OSError as e:

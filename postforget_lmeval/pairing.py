@@ -24,19 +24,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from postforget_lmeval import metrics, paper, provenance, sources, tables
+from postforget_lmeval import metrics, paper, provenance, reading, tables
 from postforget_lmeval.results import PairingError, PairResult
-from postforget_lmeval.run_plan import SIDES, Collected, check_metric, check_roots, discover, listing, newest, plan
-from postforget_lmeval.sources.base import LoadedItem, ReadRequest, RunRead, Source, item_table
+from postforget_lmeval.run_plan import SIDES, Collected, listing
+from postforget_lmeval.sources.base import LoadedItem, Progress, ReadRequest, RunRead, Source, item_table
 
-SEED_MATCH = ("auto", "exact", "order")
 _JOIN_KEEP = (
     "doc_hash", "correct", "k", "answer", "gold", "status", "locator", "task", "file", "category",
     "has_repeats", "response_chars", "option_ll", "source",
 )  # fmt: skip
-
-Progress = Callable[[int, int], None]
-"""Called with (bytes read so far, bytes to read in all)."""
 
 
 def _scored_by(req: ReadRequest, read: RunRead) -> str:
@@ -250,25 +246,6 @@ def _categories(joined: pd.DataFrame, got: Collected) -> pd.Series:
     return pd.Series(chosen, name="category")
 
 
-def _read(
-    planned: list[tuple[str, ReadRequest]], srcs: dict[str, Source], jobs: int, progress: Progress | None
-) -> list[RunRead]:
-    """Every request read by its side's source; one progress scale over all of them."""
-    total = sum(req.run.samples_bytes for _, req in planned)
-    out: dict[int, RunRead] = {}
-    done_before = 0
-    by_source: dict[str, list[int]] = defaultdict(list)
-    for i, (side, _) in enumerate(planned):
-        by_source[srcs[side].name].append(i)
-    for name, idx in by_source.items():
-        source = sources.by_name(name)
-        step = None if progress is None else (lambda done, _t, base=done_before: progress(base + done, total))
-        reads = source.read([planned[i][1] for i in idx], jobs, step)
-        out.update(zip(idx, reads))
-        done_before += sum(planned[i][1].run.samples_bytes for i in idx)
-    return [out[i] for i in range(len(planned))]
-
-
 def _loader(srcs: dict[str, Source], samples: pd.DataFrame) -> Callable[[str, int], LoadedItem]:
     """``load_item(file, locator)`` over both sides' files, each read by its own source."""
     by_file = {}
@@ -276,20 +253,6 @@ def _loader(srcs: dict[str, Source], samples: pd.DataFrame) -> Callable[[str, in
         for file in samples[f"file_{side}"].dropna().unique():
             by_file[str(file)] = srcs[side]
     return lambda file, locator: by_file[str(file)].load_item(str(file), int(locator))
-
-
-def _check_rescore(rescore: str | None) -> None:
-    if rescore is None:
-        return
-    from postforget_lmeval.rescoring import POLICIES
-
-    if rescore not in POLICIES:
-        several = "," in rescore
-        raise PairingError(
-            f"--rescore {rescore}: "
-            + ("pair() takes one policy; several are compared side by side by the sensitivity report" if several
-               else f"unknown policy; choose one of {', '.join(POLICIES)}")
-        )
 
 
 def pair(
@@ -325,35 +288,27 @@ def pair(
     uses the paper's official k (:func:`postforget_lmeval.paper.official_k`), to compare with its tables.
     Raises :class:`PairingError` for input that would make the figures wrong.
     """
-    if seed_match not in SEED_MATCH:
-        raise PairingError(f"--seed-match must be one of {', '.join(SEED_MATCH)}, not {seed_match!r}")
-    if k is not None and not k >= 1:
-        raise PairingError(f"--k must be the number of options (>= 1), not {k}")
-    _check_rescore(rescore)
-    if chance_k not in paper.CHANCE_K:
-        raise PairingError(f"--chance-k must be one of {', '.join(paper.CHANCE_K)}, not {chance_k!r}")
-    started = time.perf_counter()
-    got = Collected()
-    roots = {"before": before, "after": after}
-    check_roots(roots)
-    try:
-        srcs = {side: sources.detect(roots[side], source_format) for side in SIDES}
-    except ValueError as e:
-        raise PairingError(str(e)) from e
-    planned: list[tuple[str, ReadRequest]] = []
-    for side in SIDES:
-        runs = newest(side, discover(side, roots[side], srcs[side], tasks, exclude, got), got)
-        planned.extend(plan(side, runs, metric, filter, rescore, got))
-    if metric is not None:
-        check_metric(metric, planned, got)
+    return finish(
+        reading.start(
+            before, after, metric=metric, filter=filter, k=k, tasks=tasks, exclude=exclude, seed_match=seed_match,
+            jobs=jobs, strict=strict, rescore=rescore, source_format=source_format, analyses=analyses,
+            chance_k=chance_k,
+        ),
+        progress,
+    )  # fmt: skip
 
-    jobs = max(1, jobs or _available_cpus())
-    read_start = time.perf_counter()
-    try:
-        reads = _read(planned, srcs, jobs, progress)
-    except OSError as e:
-        raise PairingError(f"cannot read a samples file: {e}") from e
-    read_seconds = time.perf_counter() - read_start
+
+def finish(begun: reading.Started, progress: Progress | None = None) -> PairResult:
+    """The second half of :func:`pair`: wait for the reading that :func:`reading.start` began, then pair.
+
+    ``postforget-pair`` calls the halves itself, importing this module between them.
+    """
+    got, srcs, planned, roots, started = begun.got, begun.srcs, begun.planned, begun.roots, begun.started
+    o = begun.options
+    metric, filter, k, tasks, exclude = o["metric"], o["filter"], o["k"], o["tasks"], o["exclude"]  # noqa: A001
+    seed_match, jobs, strict, rescore = o["seed_match"], o["jobs"], o["strict"], o["rescore"]
+    source_format, analyses, chance_k = o["format"], o["analyses"], o["chance_k"]
+    reads, read_seconds = begun.collect(progress)
     for (side, _), read in zip(planned, reads):
         _record(side, srcs[side], read, got)
     ordinary = [r for (_, req), r in zip(planned, reads) if not req.run.self_scored]
@@ -462,6 +417,3 @@ def pair(
     )  # fmt: skip
     return result
 
-
-def _available_cpus() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

@@ -22,9 +22,6 @@ import pandas as pd
 from postforget_lmeval import catalog
 from postforget_lmeval.results import PairingError, PairResult
 
-CHANCE_K = ("item", "paper")
-"""``item``: k counted per item (this package's default); ``paper``: the official analysis code's k."""
-
 BBH_K: dict[str, int] = {
     "boolean_expressions": 2, "causal_judgement": 2, "date_understanding": 6, "disambiguation_qa": 3,
     "formal_fallacies": 2, "geometric_shapes": 11, "hyperbaton": 2, "logical_deduction_three_objects": 3,

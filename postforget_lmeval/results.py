@@ -1,6 +1,6 @@
-"""What a pairing produces: :class:`PairResult` and :class:`PairingError`.
+"""What a pairing produces: :class:`PairResult` (and :class:`PairingError`, defined in ``errors``).
 
-A leaf module (it imports nothing from the package but ``metrics``) so that readers, the pairing, the analyses,
+A leaf module (it imports nothing from the package but ``metrics`` and ``errors``) so that readers, the pairing, the analyses,
 the renderers and the CLI can all name the result type without importing one another.
 Writing a result to disk is :func:`postforget_lmeval.outputs.write_outputs`.
 """
@@ -13,15 +13,14 @@ from typing import Any
 import pandas as pd
 
 from postforget_lmeval import metrics
+from postforget_lmeval.errors import PairingError
+
+__all__ = ["SUBTASK_COLUMNS", "TRANSITIONS", "PairResult", "PairingError"]
 
 SUBTASK_COLUMNS = ("subtask", "category", "seed", *metrics.METRIC_COLUMNS)
 """The leading columns of subtasks.csv, in order; other columns (counts, analyses) follow."""
 TRANSITIONS = {(1, 1): "1->1", (1, 0): "1->0", (0, 1): "0->1", (0, 0): "0->0"}
 """(correct before, correct after) -> the transition label used in samples.parquet and by `show`."""
-
-
-class PairingError(Exception):
-    """Input that would make the figures wrong; the message says which file or task and what to do."""
 
 
 @dataclass

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from postforget_lmeval.results import PairingError
+from postforget_lmeval.errors import PairingError
 from postforget_lmeval.sources.base import ReadRequest, Source, TaskRun
 from postforget_lmeval.sources.lmeval_scan import AUTO_METRICS
 

@@ -178,6 +178,14 @@ class Source(ABC):
     def read(self, requests: Sequence[ReadRequest], jobs: int, progress: Progress | None) -> list[RunRead]:
         """One :class:`RunRead` per request, in order; ``jobs`` processes at most."""
 
+    def start(self, requests: Sequence[ReadRequest], jobs: int) -> Callable[[Progress | None], list[RunRead]]:
+        """Begin reading; the returned call waits for and returns what :meth:`read` would.
+
+        A source that reads in other processes starts them here, so the caller can do other work
+        meanwhile; by default the reading happens in the returned call.
+        """
+        return lambda progress: self.read(requests, jobs, progress)
+
     @abstractmethod
     def load_item(self, file: str, locator: int) -> LoadedItem:
         """The item stored at ``locator`` of ``file`` (a ``file``/``locator`` pair of the item table)."""

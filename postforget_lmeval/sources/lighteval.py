@@ -19,10 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from postforget_lmeval.results import PairingError
+from postforget_lmeval.errors import PairingError
 from postforget_lmeval.sources.base import Discovery, LoadedItem, Progress, ReadRequest, RunRead, Source, TaskRun
-from postforget_lmeval.sources.lighteval_details import METRIC, read_run, rows_of
-from postforget_lmeval.sources.lighteval_items import keys
+from postforget_lmeval.sources.lighteval_items import METRIC, keys
 from postforget_lmeval.sources.lmeval_layout import lfs_pointer
 
 DATE = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
@@ -139,6 +138,8 @@ class LightEvalSource(Source):
         return found
 
     def read(self, requests: Sequence[ReadRequest], jobs: int, progress: Progress | None) -> list[RunRead]:
+        from postforget_lmeval.sources.lighteval_details import read_run  # pyarrow: only when reading details
+
         total, done, out = sum(r.run.samples_bytes for r in requests), 0, []
         for req in requests:
             out.append(read_run(req))
@@ -148,6 +149,8 @@ class LightEvalSource(Source):
         return out
 
     def load_item(self, file: str, locator: int) -> LoadedItem:
+        from postforget_lmeval.sources.lighteval_details import rows_of
+
         rows = rows_of(file, full=True)
         row = rows[int(locator)]
         doc_id, question, options, _ = keys(rows)[int(locator)]

@@ -16,9 +16,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from postforget_lmeval.sources.base import Problem, ReadRequest, RunRead, item_rows
-from postforget_lmeval.sources.lighteval_items import HIDDEN_OPTIONS_K, keys, subtask_of
+from postforget_lmeval.sources.lighteval_items import HIDDEN_OPTIONS_K, METRIC, keys, subtask_of
 
-METRIC = "extractive_match"
 
 
 def _letters(indices: Any) -> str:

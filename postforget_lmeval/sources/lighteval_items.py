@@ -30,6 +30,8 @@ BENCHMARKS = {
 }  # fmt: skip
 """The paper's LightEval task namespaces -> the catalog's benchmark names."""
 SUBSETS = {"causal_judgment": "causal_judgement"}  # LightEval's BBH spelling -> the dataset's
+METRIC = "extractive_match"
+"""The per-sample metric of LightEval's details that the pairing reads."""
 HIDDEN_OPTIONS_K = {"bbh_object_counting": 19.0}  # the paper shows no options; the answer is one of 19 letters
 OPTION_RE = re.compile(r"^\s*(\()?([A-Z])\)\s?(.*)$")
 

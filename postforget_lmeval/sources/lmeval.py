@@ -11,7 +11,7 @@ import json
 import mmap
 import multiprocessing
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
@@ -143,11 +143,13 @@ def _batches(units: list[Unit], jobs: int) -> list[list[Unit]]:
     return batches
 
 
-def read_all(requests: Sequence[ReadRequest], jobs: int, progress: Progress | None = None) -> list[RunRead]:
-    """Read every request's file (byte ranges over a process pool when it pays); one RunRead per request.
+def start_reading(requests: Sequence[ReadRequest], jobs: int) -> Callable[[Progress | None], list[RunRead]]:
+    """Start reading every request's file; the returned call waits and gives one RunRead per request.
 
-    A file read in one piece is turned into its item table by the process that read it; the ranges
-    of a larger file are joined here first.
+    Large logs are read as byte ranges by a pool of worker processes, which start here (forked from
+    the caller as it is now, so before it imports anything heavy); small ones are read in the
+    returned call. A file read in one piece is turned into its item table by the process that read
+    it; the ranges of a larger file are joined in the returned call.
     """
     units: list[Unit] = []
     for i, req in enumerate(requests):
@@ -156,31 +158,51 @@ def read_all(requests: Sequence[ReadRequest], jobs: int, progress: Progress | No
         ranges = [(0, max(size, 1))] if _is_array(path) else split_ranges(size, RANGE_BYTES)
         units.extend((i, start, end, len(ranges) == 1) for start, end in ranges)
     total = sum(end - start for _, start, end, _ in units)
+    if jobs <= 1 or total < PARALLEL_MIN_BYTES:
+        return lambda progress: _join_parts(requests, _in_process(requests, units, total, progress))
+    # fork: every worker starts at the first submit, before the caller starts any thread
+    ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+    try:
+        futures = {
+            pool.submit(_work, [(requests[i], s, e, whole) for i, s, e, whole in batch]): batch
+            for batch in _batches(units, jobs)
+        }
+    except BaseException:
+        pool.shutdown(cancel_futures=True)
+        raise
+
+    def collect(progress: Progress | None) -> list[RunRead]:
+        parts: dict[tuple[int, int], Chunk | RunRead] = {}
+        done = 0
+        with pool:
+            for fut in as_completed(futures):
+                batch = futures[fut]
+                for (i, start, end, _), part in zip(batch, fut.result()):
+                    parts[(i, start)] = part
+                    done += end - start
+                if progress:
+                    progress(done, total)
+        return _join_parts(requests, parts)
+
+    return collect
+
+
+def _in_process(
+    requests: Sequence[ReadRequest], units: list[Unit], total: int, progress: Progress | None
+) -> dict[tuple[int, int], Chunk | RunRead]:
     parts: dict[tuple[int, int], Chunk | RunRead] = {}
     done = 0
-
-    def collect(batch: list[Unit], results: list[Chunk | RunRead]) -> None:
-        nonlocal done
-        for (i, start, end, _), part in zip(batch, results):
-            parts[(i, start)] = part
-            done += end - start
+    for i, start, end, whole in units:
+        parts[(i, start)] = _work([(requests[i], start, end, whole)])[0]
+        done += end - start
         if progress:
             progress(done, total)
+    return parts
 
-    if jobs <= 1 or total < PARALLEL_MIN_BYTES:
-        for unit in units:
-            i, start, end, whole = unit
-            collect([unit], _work([(requests[i], start, end, whole)]))
-    else:
-        # fork: every worker starts at the first submit, before the caller's progress display starts a thread
-        ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            futures = {
-                pool.submit(_work, [(requests[i], s, e, whole) for i, s, e, whole in batch]): batch
-                for batch in _batches(units, jobs)
-            }
-            for fut in as_completed(futures):
-                collect(futures[fut], fut.result())
+
+def _join_parts(requests: Sequence[ReadRequest], parts: dict[tuple[int, int], Chunk | RunRead]) -> list[RunRead]:
+    """One RunRead per request from its parts (a RunRead, or the Chunks of its byte ranges in order)."""
     out: list[Chunk | RunRead] = []
     for (i, _), part in sorted(parts.items(), key=lambda kv: kv[0]):
         if i == len(out):
@@ -293,7 +315,10 @@ class LmEvalSource(Source):
         return lmeval_layout.find_runs(root)
 
     def read(self, requests: Sequence[ReadRequest], jobs: int, progress: Progress | None) -> list[RunRead]:
-        return read_all(requests, jobs, progress)
+        return start_reading(requests, jobs)(progress)
+
+    def start(self, requests: Sequence[ReadRequest], jobs: int) -> Callable[[Progress | None], list[RunRead]]:
+        return start_reading(requests, jobs)
 
     def load_item(self, file: str, locator: int) -> LoadedItem:
         sample = _read_line(file, int(locator))
