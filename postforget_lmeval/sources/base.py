@@ -21,10 +21,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # imported where a table is built: readers start without pandas
+    import pandas as pd
 
 ITEM_COLUMNS: dict[str, str] = {
     "task": "task name as the harness logged it (categorical)",
@@ -225,6 +227,8 @@ def _interned(values: Sequence[Any]) -> Sequence[Any]:
 
 def _per_run(values: Sequence[str], sizes: Sequence[int]) -> pd.Categorical:
     """A per-run value repeated over the run's rows; categories in order of first appearance."""
+    import pandas as pd
+
     names: dict[str, int] = {}
     codes = np.array([names.setdefault(v, len(names)) for v in values], dtype=np.int32)
     return pd.Categorical.from_codes(np.repeat(codes, sizes), pd.Index(list(names), dtype=object))
@@ -235,6 +239,8 @@ def _objects(parts: Sequence[Rows], name: str, n: int, fills: Sequence[Any] | No
 
     ``fills``: per part, the value of rows that do not name one (None, or the column missing).
     """
+    import pandas as pd
+
     values = chain.from_iterable(p.columns[name] if name in p.columns else repeat(None, len(p)) for p in parts)
     out = np.fromiter(values, dtype=object, count=n)  # keeps list values (option_ll) as elements
     if fills is not None:
@@ -262,6 +268,8 @@ def item_table(parts: Sequence[Rows]) -> pd.DataFrame:
     names none), dtypes fixed. A run that was not rescored logs its own score, so where another part
     has ``correct_logged`` its ``correct_logged`` is its ``correct``.
     """
+    import pandas as pd
+
     sizes = [len(p) for p in parts]
     n = sum(sizes)
     runs = [p.run for p in parts]
