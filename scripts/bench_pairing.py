@@ -284,14 +284,14 @@ def _print(rows: list[dict]) -> None:
             f"{x['rss_main_mb']:>6.0f} {x['rss_worker_mb']:>6.0f}"
         )
     print(
-        "pair s: wall time of the whole `postforget-pair --no-plot` process, best of the runs; % wc: wc -l's time "
-        "as a share of it (= throughput relative to wc -l). Its phases: start (interpreter start-up and the "
-        "light imports), read (the log-reading phase; pandas and the renderers are imported meanwhile), join "
-        "(seed plan, join, tables), anal. (the analyses), write (every output file but the optional plot). read MB/s: the logs' bytes over the read phase. no-anal.: the same with "
-        "--no-analyses (the paper's figures only). rescore: with --rescore strict (every response re-read by the "
-        "extractor). RSS: peak resident set of the main process and of the largest child process (a reading worker; "
-        "on large pairs also the bootstrap's process, whose pages are mostly shared with the main one). 'x4 resp': the "
-        "small case's samples with 4x longer responses."
+        "pair s: wall time of the whole `postforget-pair --no-plot` process, best of the runs; % wc: wc -l's time as a "
+        'share of it (= throughput relative to wc -l). Its phases: start (interpreter start-up and the light imports), '
+        'read (the log-reading phase; pandas and the renderers are imported meanwhile), join (seed plan, join, tables),'
+        " anal. (the analyses), write (every output file but the optional plot). read MB/s: the logs' bytes over the "
+        "read phase. no-anal.: the same with --no-analyses (the paper's figures only). rescore: with --rescore strict "
+        '(every response re-read by the extractor). RSS: peak resident set of the main process and of the largest child'
+        " process (a reading worker; on large pairs also the bootstrap's process, whose pages are mostly shared with "
+        "the main one). 'x4 resp': the small case's samples with 4x longer responses."
     )
 
 
