@@ -2,7 +2,9 @@
 
 Every file is written to a temporary name in the output directory and moved into place with
 ``os.replace``, so an interrupted run never leaves a half-written file that looks complete.
-The renderers (report.md, forgetting.png) live in :mod:`postforget_lmeval.report`.
+The renderers (report.md, report.html, forgetting.png) live in :mod:`postforget_lmeval.report_html`.
+samples.parquet is encoded and compressed in a thread (pyarrow releases the GIL there) while the
+other files are written.
 """
 
 from __future__ import annotations
@@ -11,10 +13,13 @@ import json
 import math
 import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from postforget_lmeval import report_html
 from postforget_lmeval.results import SUBTASK_COLUMNS, PairResult
@@ -50,18 +55,21 @@ def write_outputs(result: PairResult, out_dir: str | os.PathLike[str], plot: boo
     summary.json, report.md and forgetting.png (``plot``); returns the paths written."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    sub = result.subtasks[[*SUBTASK_COLUMNS, *(c for c in result.subtasks.columns if c not in SUBTASK_COLUMNS)]]
-    written = [
-        atomic_write(out / "subtasks.csv", lambda p: sub.to_csv(p, index=False)),
-        atomic_write(out / "categories.csv", lambda p: result.categories.to_csv(p, index=False)),
-        atomic_write(out / "samples.parquet", lambda p: result.samples.to_parquet(p, index=False)),
-    ]
-    if not result.agreement.empty:
-        written.append(atomic_write(out / "agreement.csv", lambda p: result.agreement.to_csv(p, index=False)))
-    for name, table in result.tables.items():
-        written.append(atomic_write(out / f"{name}.csv", lambda p, t=table: t.to_csv(p, index=False)))
-    text = json.dumps(result.summary, indent=2, default=_json_default, ensure_ascii=False)
-    written.append(atomic_write(out / "summary.json", lambda p: p.write_text(text + "\n", encoding="utf-8")))
-    for name, write in report_html.renderers(result, plot=plot).items():
-        written.append(atomic_write(out / name, write))
+    samples = pa.Table.from_pandas(result.samples, preserve_index=False)  # as DataFrame.to_parquet converts it
+    with ThreadPoolExecutor(max_workers=1) as background:
+        parquet = background.submit(atomic_write, out / "samples.parquet", lambda p: pq.write_table(samples, p))
+        sub = result.subtasks[[*SUBTASK_COLUMNS, *(c for c in result.subtasks.columns if c not in SUBTASK_COLUMNS)]]
+        written = [
+            atomic_write(out / "subtasks.csv", lambda p: sub.to_csv(p, index=False)),
+            atomic_write(out / "categories.csv", lambda p: result.categories.to_csv(p, index=False)),
+        ]
+        if not result.agreement.empty:
+            written.append(atomic_write(out / "agreement.csv", lambda p: result.agreement.to_csv(p, index=False)))
+        for name, table in result.tables.items():
+            written.append(atomic_write(out / f"{name}.csv", lambda p, t=table: t.to_csv(p, index=False)))
+        text = json.dumps(result.summary, indent=2, default=_json_default, ensure_ascii=False)
+        written.append(atomic_write(out / "summary.json", lambda p: p.write_text(text + "\n", encoding="utf-8")))
+        for name, write in report_html.renderers(result, plot=plot).items():
+            written.append(atomic_write(out / name, write))
+        written.insert(2, parquet.result())
     return written

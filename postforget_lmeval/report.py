@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from rich.console import Console
-from rich.table import Table
 
 from postforget_lmeval import paper
 from postforget_lmeval.analyses import terminal_columns
 from postforget_lmeval.analyses_report import analyses_markdown
 from postforget_lmeval.results import PairResult
+
+if TYPE_CHECKING:  # rich.table is imported where a terminal table is drawn, not for writing files
+    from rich.table import Table
 
 LEGEND = (
     "Figures in %. F_true / BT_true: chance-adjusted forgetting / backward transfer (Harmon et al., ICLR 2026, §2), "
@@ -75,6 +79,8 @@ def paper_table(result: PairResult, average: str = "macro") -> pd.DataFrame:
 
 def frame_rich(frame: pd.DataFrame, title: str) -> Table:
     """A table of text cells for the terminal; lines around each Overall row."""
+    from rich.table import Table
+
     table = Table(title=title)
     text = frame.astype(str)
     for name in text.columns:
@@ -115,25 +121,25 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def frame_markdown(frame: pd.DataFrame) -> str:
-    return markdown_table(list(map(str, frame.columns)), frame.astype(str).values.tolist())
+    return markdown_table(list(map(str, frame.columns)), frame.to_numpy(dtype=object).tolist())
 
 
 def per_subtask(result: PairResult) -> pd.DataFrame:
     """Mean over seeds per sub-benchmark: items, k, seeds, the four transition counts, rates in %."""
     cols = ["acc_before", "acc_after", "F", "BT", "F_true", "BT_true", "F_max", "BT_max", "F_rel"]
     counts = ["n_11", "n_10", "n_01", "n_00"]
-    per = result.subtasks.groupby(["category", "subtask"], sort=True, observed=True).agg(
-        n=("n", "max"), k=("k", "first"), seeds=("seed", "nunique"),
-        **{c: (c, "mean") for c in counts}, **{c: (c, "mean") for c in cols},
-    ).reset_index()
-    out = per[["category", "subtask", "n"]].rename(columns={"subtask": "sub-benchmark", "n": "items"})
-    out["k"] = ["–" if _missing(k) else f"{k:.2f}" for k in per["k"]]
-    out["seeds"] = per["seeds"]
-    for c, name in zip(counts, ("1→1", "1→0", "0→1", "0→0")):
-        out[name] = [f"{v:.1f}".removesuffix(".0") for v in per[c]]
-    for c in cols:
-        out[c] = [pct(v) for v in per[c]]
-    return out
+    groups = result.subtasks.groupby(["category", "subtask"], sort=True, observed=True)
+    means = groups[[*counts, *cols]].mean()  # one pass over all the averaged columns
+    return pd.DataFrame({
+        "category": means.index.get_level_values("category"),
+        "sub-benchmark": means.index.get_level_values("subtask"),
+        "items": groups["n"].max().to_numpy(),
+        "k": ["–" if _missing(k) else f"{k:.2f}" for k in groups["k"].first()],
+        "seeds": groups["seed"].nunique().to_numpy(),
+        **{name: [f"{v:.1f}".removesuffix(".0") for v in means[c]]
+           for c, name in zip(counts, ("1→1", "1→0", "0→1", "0→0"))},
+        **{c: [pct(v) for v in means[c]] for c in cols},
+    })
 
 
 def comparison_markdown(result: PairResult, label: str) -> str:
@@ -169,9 +175,25 @@ def extra_tables(result: PairResult) -> list[tuple[str, pd.DataFrame, int]]:
     return [(name, t.head(EXTRA_TABLE_ROWS), len(t)) for name, t in result.tables.items() if not t.empty]
 
 
-def report_markdown(result: PairResult) -> str:
+@dataclass(frozen=True)
+class ReportTables:
+    """The tables report.md, report.html and paper_table.csv share, computed once per pairing."""
+
+    macro: pd.DataFrame  # paper_table(result, "macro")
+    micro: pd.DataFrame  # paper_table(result, "micro")
+    subtasks: pd.DataFrame  # per_subtask(result)
+    paper_label: str | None  # paper.paper_pair(result): the paper pair to compare with, if any
+
+
+def report_tables(result: PairResult) -> ReportTables:
+    return ReportTables(paper_table(result, "macro"), paper_table(result, "micro"), per_subtask(result),
+                        paper.paper_pair(result))
+
+
+def report_markdown(result: PairResult, tables: ReportTables | None = None) -> str:
     """report.md: the paper's table (macro, then micro), the paper comparison, per-sub-benchmark figures,
     the analyses (``analyses_report``) and the problems."""
+    t = report_tables(result) if tables is None else tables
     s = result.summary
     totals = s["totals"]
     options = s.get("options") or {}
@@ -189,17 +211,16 @@ def report_markdown(result: PairResult) -> str:
         "",
         "## Macro average (the paper's headline: mean over sub-benchmarks per category, over categories overall)",
         "",
-        frame_markdown(paper_table(result, "macro")),
+        frame_markdown(t.macro),
         "",
         "## Micro average (item-weighted; an extra, not the paper's figure)",
         "",
-        frame_markdown(paper_table(result, "micro")),
+        frame_markdown(t.micro),
         "",
     ]
-    label = paper.paper_pair(result)
-    if label:
-        parts += [f"## Beside the paper: {label}", "", comparison_markdown(result, label), ""]
-    parts += ["## Per sub-benchmark (mean over seeds)", "", frame_markdown(per_subtask(result))]
+    if t.paper_label:
+        parts += [f"## Beside the paper: {t.paper_label}", "", comparison_markdown(result, t.paper_label), ""]
+    parts += ["## Per sub-benchmark (mean over seeds)", "", frame_markdown(t.subtasks)]
     if not result.agreement.empty:
         parts += [
             "",

@@ -14,9 +14,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from postforget_lmeval import paper, plots, report, sources
+from postforget_lmeval import paper, report, sources
 from postforget_lmeval.sources.lmeval_scan import option_letter
 from postforget_lmeval.results import PairResult
 
@@ -65,14 +66,10 @@ def _e(value: Any) -> str:
 def table_html(frame: pd.DataFrame, *, total_last: bool = False, text_columns: Sequence[str] = ()) -> str:
     """A DataFrame as an escaped HTML table; the last row bold when it is the overall row."""
     head = "".join(f'<th class="text">{_e(c)}</th>' if c in text_columns else f"<th>{_e(c)}</th>" for c in frame.columns)
-    rows = []
-    for i, row in enumerate(frame.astype(object).itertuples(index=False)):
-        cls = ' class="total"' if total_last and i == len(frame) - 1 else ""
-        cells = "".join(
-            f'<td class="text">{_e(v)}</td>' if c in text_columns else f"<td>{_e(v)}</td>"
-            for c, v in zip(frame.columns, row)
-        )
-        rows.append(f"<tr{cls}>{cells}</tr>")
+    opening = ['<td class="text">' if c in text_columns else "<td>" for c in frame.columns]
+    rows = ["".join(f"{o}{_e(v)}</td>" for o, v in zip(opening, row)) for row in frame.to_numpy(dtype=object)]
+    rows = [f'<tr class="total">{cells}</tr>' if total_last and i == len(rows) - 1 else f"<tr>{cells}</tr>"
+            for i, cells in enumerate(rows)]
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
 
 
@@ -101,12 +98,24 @@ def ranked_items(samples: pd.DataFrame, transition: str, n: int = N_ITEMS) -> pd
     one row each (its first such sample), with ``times`` and ``of`` (samples of that item)."""
     if samples.empty:
         return samples.assign(times=[], of=[])
+    # integer codes instead of grouping 80k rows by text: sub-benchmarks in groupby order (a categorical's own)
+    subtask = pd.factorize(samples["subtask"], sort=True)[0]
+    doc = samples["doc_id"].to_numpy()
+    hit = np.flatnonzero((samples["transition"] == transition).to_numpy(dtype=bool) & (subtask >= 0)
+                         & samples["doc_id"].notna().to_numpy())
+    hit = hit[np.lexsort((doc[hit], subtask[hit]))]  # stable: each item's samples stay in row order
+    sub_hit, doc_hit = subtask[hit], doc[hit]
+    starts = np.ones(len(hit), dtype=bool)  # where a new item begins
+    starts[1:] = (sub_hit[1:] != sub_hit[:-1]) | (doc_hit[1:] != doc_hit[:-1])
+    starts = np.flatnonzero(starts)
+    times = np.diff(np.r_[starts, len(hit)])
+    top = np.argsort(-times, kind="stable")[:n]
+    first = hit[starts[top]]
+    of = [np.count_nonzero((subtask == subtask[i]) & (doc == doc[i])) for i in first]
+    rows = samples.take(first)
     key = ["subtask", "doc_id"]
-    hit = samples["transition"].astype(str) == transition
-    counts = samples.assign(hit=hit).groupby(key, observed=True)["hit"].agg(times="sum", of="size")
-    top = counts[counts["times"] > 0].sort_values("times", ascending=False, kind="stable").head(n)
-    first = samples[hit].drop_duplicates(key).set_index(key)
-    return first.loc[top.index].join(top).reset_index()
+    return rows[[*key, *(c for c in samples.columns if c not in key)]].assign(
+        times=times[top].astype(np.int64), of=np.array(of, dtype=np.int64)).reset_index(drop=True)
 
 
 def _question(row: Any) -> str:
@@ -192,8 +201,9 @@ def _problems(result: PairResult) -> str:
     return f"<h3>Problems ({len(result.warnings)})</h3><ul>{warnings}</ul><h3>Notes</h3><ul>{notes}</ul>"
 
 
-def render(result: PairResult, png: bytes | None) -> str:
+def render(result: PairResult, png: bytes | None, tables: report.ReportTables | None = None) -> str:
     """The whole report.html of one pairing."""
+    t = report.report_tables(result) if tables is None else tables
     s = result.summary
     totals = s["totals"]
     label = s.get("pair_label") or "Forgetting and backward transfer"
@@ -207,18 +217,17 @@ def render(result: PairResult, png: bytes | None) -> str:
     sections = [
         ("summary", "Run", intro),
         ("paper-table", "Paper-shaped table (macro)",
-         table_html(report.paper_table(result, "macro"), total_last=True)
+         table_html(t.macro, total_last=True)
          + "<h3>Micro average (item-weighted; an extra, not the paper's figure)</h3>"
-         + table_html(report.paper_table(result, "micro"), total_last=True)),
+         + table_html(t.micro, total_last=True)),
         ("plots", "Per category: F_true and BT_true against their ceilings", _image(png, "F_true and BT_true per category")),
         ("accuracy", "Accuracy before and after (macro, % ± std across seeds)", table_html(_accuracy(result), total_last=True)),
         ("transitions", "Transitions per sub-benchmark (mean counts over seeds; rates in %)",
-         table_html(report.per_subtask(result), text_columns=("category", "sub-benchmark"))),
+         table_html(t.subtasks, text_columns=("category", "sub-benchmark"))),
         ("items", "Most forgotten and most gained items", _items(result)),
     ]
-    comparison = paper.paper_pair(result)
-    if comparison:
-        sections.append(("paper-comparison", f"Beside the paper: {comparison}", _comparison(result, comparison)))
+    if t.paper_label:
+        sections.append(("paper-comparison", f"Beside the paper: {t.paper_label}", _comparison(result, t.paper_label)))
     extra = report.extra_tables(result)
     if extra:
         body = "".join(
@@ -256,11 +265,16 @@ def pairs_html(wide: pd.DataFrame, long: pd.DataFrame, png: bytes | None, direct
 
 def renderers(result: PairResult, plot: bool = True) -> dict[str, Callable[[Path], None]]:
     """File name -> writer for every report file of one pairing; ``outputs.write_outputs`` writes them."""
-    image = plots.categories_png(result) if plot else None
+    image = None
+    if plot:  # matplotlib only when a figure is drawn
+        from postforget_lmeval import plots
+
+        image = plots.categories_png(result)
+    tables = report.report_tables(result)
     files: dict[str, Callable[[Path], None]] = {
-        "paper_table.csv": lambda p: report.paper_table(result).to_csv(p, index=False),
-        "report.md": lambda p: p.write_text(report.report_markdown(result), encoding="utf-8"),
-        "report.html": lambda p: p.write_text(render(result, image), encoding="utf-8"),
+        "paper_table.csv": lambda p: tables.macro.to_csv(p, index=False),
+        "report.md": lambda p: p.write_text(report.report_markdown(result, tables), encoding="utf-8"),
+        "report.html": lambda p: p.write_text(render(result, image, tables), encoding="utf-8"),
     }
     if image is not None:
         files["forgetting.png"] = lambda p: p.write_bytes(image)
