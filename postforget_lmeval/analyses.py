@@ -16,6 +16,7 @@ them to the macro rows of ``result.categories``, and named tables to ``result.ta
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,11 +42,13 @@ TERMINAL_COLUMNS = ("format", "significant")
 
 
 def _add_columns(frame: pd.DataFrame, extra: pd.DataFrame, keys: Sequence[str], rows: pd.Series | None = None) -> None:
-    """Set ``extra``'s non-key columns on ``frame`` (in place) by matching ``keys``; only on ``rows`` if given."""
+    """Set ``extra``'s non-key columns on ``frame`` (in place) by matching ``keys`` as text (``extra``'s keys
+    are unique); NaN where ``extra`` has no such row; only on ``rows`` if given."""
     keys = list(keys)
-    merged = frame[keys].astype(str).merge(extra.astype(dict.fromkeys(keys, str)), on=keys, how="left")
-    for col in (c for c in extra.columns if c not in keys):
-        values = merged[col].to_numpy()
+    at = pd.MultiIndex.from_frame(extra[keys].astype(str)).get_indexer(pd.MultiIndex.from_frame(frame[keys].astype(str)))
+    matched = extra.drop(columns=keys).reset_index(drop=True).reindex(at)  # label -1: no such row, NaN
+    for col in matched.columns:
+        values = matched[col].to_numpy()
         if rows is None:
             frame[col] = values
         else:
@@ -57,14 +60,26 @@ def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.astype({"subtask": str, "seed": str})
 
 
+def _resolved(path: str, dirs: dict[str, str]) -> str:
+    """``str(Path(path).resolve())``, resolving each directory once (in ``dirs``): the runs of a pair share a
+    few directories, and only a file that is itself a symlink needs a resolution of its own."""
+    head, name = os.path.split(path)
+    if name in ("", ".", "..") or os.path.islink(path):
+        return str(Path(path).resolve())
+    if head not in dirs:
+        dirs[head] = str(Path(head).resolve())
+    return os.path.join(dirs[head], name)
+
+
 def _max_gen_toks(summary: Mapping[str, Any]) -> dict[str, int | None]:
     """samples file -> the generation budget its run recorded (``summary['runs']``), under both spellings."""
     out: dict[str, int | None] = {}
+    dirs: dict[str, str] = {}
     for runs in (summary.get("runs") or {}).values():
         for run in runs or ():
             path = run.get("samples") or run.get("file")
             if path:
-                out[str(path)] = out[str(Path(path).resolve())] = run.get("max_gen_toks")
+                out[str(path)] = out[_resolved(str(path), dirs)] = run.get("max_gen_toks")
     return out
 
 

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from postforget_lmeval.groups import text_groups
 from postforget_lmeval.refusal import is_refusal
 
 MODES = ("wrong", "invalid", "no_answer", "cut", "refusal", "unknown")
@@ -41,6 +42,7 @@ LMEVAL_NO_MATCH = "[invalid]"  # lm-eval's regex filter fallback
 _UNANSWERED = {"no_answer": "no_answer", "unfinished": "cut", "invalid": "invalid", "refused": "refusal"}
 DIRECTIONS = {"1->0": ("F", "after"), "0->1": ("BT", "before")}
 """transition -> (prefix of its columns, the side that is wrong)."""
+_WRONG, _NO_ANSWER, _CUT, _REFUSAL, _UNKNOWN = (MODES.index(m) for m in ("wrong", "no_answer", "cut", "refusal", "unknown"))
 
 
 def _mode_of(status: Any) -> str:
@@ -49,29 +51,52 @@ def _mode_of(status: Any) -> str:
     return "wrong" if status == "answered" else _UNANSWERED.get(status, "unknown")
 
 
-def _has_options(values: pd.Series) -> np.ndarray:
-    out = values.notna().to_numpy(copy=True)  # generative items log none: only the others are looked at
-    out[out] = [isinstance(v, (list, tuple, np.ndarray)) and len(v) > 0 for v in values.to_numpy()[out]]
-    return out
+def _modes_of(status: pd.Series) -> np.ndarray:
+    """The position in MODES of :func:`_mode_of` of every status, computed once per distinct status."""
+    codes, uniques = pd.factorize(status)
+    return np.array([*(MODES.index(_mode_of(u)) for u in uniques), _UNKNOWN])[codes]  # code -1: missing
+
+
+def _has_options(samples: pd.DataFrame, name: str, rows: np.ndarray) -> np.ndarray:
+    """Per row of ``rows``: whether column ``name`` logs a non-empty list of options there (generative items
+    log none, and then the column may be absent)."""
+    if name not in samples:
+        return np.zeros(len(rows), dtype=bool)
+    values = samples[name].to_numpy()[rows]
+    return np.array([isinstance(v, (list, tuple, np.ndarray)) and len(v) > 0 for v in values], dtype=bool)
 
 
 def _column(samples: pd.DataFrame, name: str, default: Any = None) -> pd.Series:
     return samples[name] if name in samples else pd.Series(default, index=samples.index, dtype=object)
 
 
+def _values(samples: pd.DataFrame, name: str, rows: np.ndarray, default: Any = None) -> np.ndarray:
+    """Column ``name`` at ``rows`` (``default`` where the column is absent), as a numpy array."""
+    if name not in samples:
+        return np.full(len(rows), default, dtype=object)
+    return samples[name].iloc[rows].to_numpy()
+
+
+def _no_match(samples: pd.DataFrame, side: str, rows: np.ndarray) -> np.ndarray:
+    """Per row of ``rows``: whether the logged answer of ``side`` is lm-eval's no-match fallback."""
+    if f"answer_{side}" not in samples:
+        return np.zeros(len(rows), dtype=bool)
+    return _values(samples, f"answer_{side}", rows).astype(object) == LMEVAL_NO_MATCH
+
+
 def answered(samples: pd.DataFrame, side: str) -> np.ndarray:
     """Per item: 1.0 answered, 0.0 not (invalid, no answer, cut, refused), NaN when the log does not say."""
-    status = _column(samples, f"status_{side}").astype(object)
-    answer = _column(samples, f"answer_{side}").astype(object)
-    out = np.full(len(samples), np.nan)
+    status = _column(samples, f"status_{side}")
     known = status.notna().to_numpy()
-    out[known] = (status[known] == "answered").to_numpy(dtype=float)
-    out[~known & _has_options(_column(samples, f"option_ll_{side}"))] = 1.0
-    no_match = (answer == LMEVAL_NO_MATCH).to_numpy()
-    groups = samples.groupby(["subtask", "seed"], observed=True, sort=False).ngroup().to_numpy()
-    fallback_groups = np.unique(groups[no_match & ~known])
-    uses_fallback = np.isin(groups, fallback_groups) & ~known & answer.notna().to_numpy()
-    out[uses_fallback] = (~no_match[uses_fallback]).astype(float)
+    out = np.where(known, (status == "answered").to_numpy(dtype=float), np.nan)
+    unknown = np.flatnonzero(~known)  # items without a status: their options or answers tell
+    out[unknown[_has_options(samples, f"option_ll_{side}", unknown)]] = 1.0
+    no_match = _no_match(samples, side, unknown)
+    if no_match.any():
+        groups, _ = text_groups(samples, ["subtask", "seed"])
+        with_answer = unknown[_column(samples, f"answer_{side}").notna().to_numpy()[unknown]]
+        uses_fallback = with_answer[np.isin(groups[with_answer], groups[unknown[no_match]])]
+        out[uses_fallback] = (_values(samples, f"answer_{side}", uses_fallback).astype(object) != LMEVAL_NO_MATCH)
     return out
 
 
@@ -87,40 +112,51 @@ def item_modes(
     """
     frames, loaded, unreadable = [], 0, 0
     for transition, (_, side) in DIRECTIONS.items():
-        items = samples[(samples["transition"] == transition).to_numpy()]  # no conversion of the column to text
-        status = _column(items, f"status_{side}").astype(object)
-        answer = _column(items, f"answer_{side}").astype(object)
-        chars = _column(items, f"response_chars_{side}", np.nan).astype(float).to_numpy(copy=True)
-        files = _column(items, f"file_{side}").astype(object)
-        limit = files.map({f: max_gen_toks.get(str(f)) for f in files.unique()}).astype(float).to_numpy()
-        mode = np.array([_mode_of(s) for s in status], dtype=object)
-        mode[status.isna().to_numpy() & _has_options(_column(items, f"option_ll_{side}"))] = "wrong"
-        mode[status.isna().to_numpy() & (answer == LMEVAL_NO_MATCH).to_numpy()] = "no_answer"
-        locators = _column(items, f"locator_{side}").to_numpy()
-        replicate = _column(items, "replicate", 0).fillna(0).astype(int).to_numpy()
-        for i in np.flatnonzero(mode == "no_answer"):
-            if not chars[i] >= CUT_CHARS_PER_TOKEN * limit[i] and load_item is not None and files.iloc[i] is not None:
+        rows = np.flatnonzero(samples["transition"] == transition)  # no conversion of the column to text
+        status = _column(samples, f"status_{side}").take(rows)
+        mode = _modes_of(status)  # positions in MODES, until the frame is built
+        no_status = np.flatnonzero(status.isna().to_numpy())
+        mode[no_status[_has_options(samples, f"option_ll_{side}", rows[no_status])]] = _WRONG
+        mode[no_status[_no_match(samples, side, rows[no_status])]] = _NO_ANSWER
+        chars = _column(samples, f"response_chars_{side}", np.nan).to_numpy(dtype=float)[rows]
+        todo = np.flatnonzero(mode == _NO_ANSWER)  # only these need their run's budget and maybe their reply
+        at = rows[todo]
+        files = _values(samples, f"file_{side}", at)
+        limit = np.array([max_gen_toks.get(str(f)) for f in files], dtype=float)
+        locators = _values(samples, f"locator_{side}", at)
+        replicate = _values(samples, "replicate", at, 0)
+        for i, file, limit_i, locator, rep in zip(todo, files, limit, locators, replicate):
+            if not chars[i] >= CUT_CHARS_PER_TOKEN * limit_i and load_item is not None and file is not None:
                 try:
-                    responses = load_item(str(files.iloc[i]), int(locators[i])).responses
+                    responses = load_item(str(file), int(locator)).responses
                 except (OSError, ValueError, KeyError, IndexError):
                     unreadable += 1
                     continue
                 loaded += 1
-                reply = responses[replicate[i]] if replicate[i] < len(responses) else ""
+                rep = 0 if pd.isna(rep) else int(rep)
+                reply = responses[rep] if rep < len(responses) else ""
                 if np.isnan(chars[i]):
                     chars[i] = len(reply)
                 if is_refusal(reply):
-                    mode[i] = "refusal"
-            if mode[i] == "no_answer" and chars[i] >= CUT_CHARS_PER_TOKEN * limit[i]:
-                mode[i] = "cut"
+                    mode[i] = _REFUSAL
+            if mode[i] == _NO_ANSWER and chars[i] >= CUT_CHARS_PER_TOKEN * limit_i:
+                mode[i] = _CUT
         frames.append(
-            items[["subtask", "category", "seed", "doc_id"]].assign(
-                transition=transition, side=side, mode=mode, response_chars=chars
+            samples[["subtask", "category", "seed", "doc_id"]].take(rows).assign(
+                transition=_categorical(transition, list(DIRECTIONS), len(rows)),
+                side=_categorical(side, ["after", "before"], len(rows)),
+                mode=pd.Categorical.from_codes(mode, categories=MODES),
+                response_chars=chars,
             )
         )
     out = pd.concat(frames, ignore_index=True)
     out.attrs.update(loaded=loaded, unreadable=unreadable)
     return out
+
+
+def _categorical(value: str, categories: list[str], n: int) -> pd.Categorical:
+    """``value`` repeated ``n`` times, as a categorical (cheap to build, compare and concatenate)."""
+    return pd.Categorical.from_codes(np.full(n, categories.index(value)), categories=categories)
 
 
 def mode_counts(modes: pd.DataFrame, keys: pd.DataFrame) -> pd.DataFrame:
@@ -129,17 +165,24 @@ def mode_counts(modes: pd.DataFrame, keys: pd.DataFrame) -> pd.DataFrame:
     ``F_format_share`` = format failures / (1->0 items whose mode is known); NaN without such items.
     ``BT_format_share`` likewise for the before side of 0->1 items.
     """
-    out = keys[["subtask", "seed"]].astype(str).drop_duplicates().set_index(["subtask", "seed"])
-    for transition, (prefix, _) in DIRECTIONS.items():
-        sel = modes[modes["transition"] == transition]
-        counts = pd.crosstab([sel["subtask"].astype(str), sel["seed"].astype(str)], sel["mode"])
-        counts = counts.reindex(columns=list(MODES), fill_value=0).reindex(out.index, fill_value=0)
-        tag = "n_" + transition.replace("->", "")
-        for m in MODES:
-            out[f"{tag}_{m}"] = counts[m].astype(int)
-        known = counts[list(MODES)].sum(axis=1) - counts["unknown"]
-        out[f"{prefix}_format_share"] = (counts[list(FORMAT_MODES)].sum(axis=1) / known.where(known > 0)).astype(float)
-    return out.reset_index()
+    rows = keys[["subtask", "seed"]].astype(str).drop_duplicates().reset_index(drop=True)
+    groups, names = text_groups(modes, ["subtask", "seed"])
+    index = pd.MultiIndex.from_frame(rows)
+    at = np.append(index.get_indexer(pd.MultiIndex.from_frame(names)), -1)[groups]  # row of rows; -1: none
+    mode = pd.Categorical(modes["mode"], categories=MODES).codes  # -1: not a mode (not counted)
+    transition = pd.Categorical(modes["transition"], categories=list(DIRECTIONS)).codes
+    fmt = np.isin(np.array(MODES), FORMAT_MODES)
+    out = {}
+    for code, (transition_name, (prefix, _)) in enumerate(DIRECTIONS.items()):
+        sel = (transition == code) & (at >= 0) & (mode >= 0)
+        counts = np.bincount(at[sel] * len(MODES) + mode[sel], minlength=len(rows) * len(MODES))
+        counts = counts.reshape(len(rows), len(MODES)).astype(int)
+        tag = "n_" + transition_name.replace("->", "")
+        out |= {f"{tag}_{m}": counts[:, j] for j, m in enumerate(MODES)}
+        known = counts.sum(axis=1) - counts[:, MODES.index("unknown")]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[f"{prefix}_format_share"] = np.where(known > 0, counts[:, fmt].sum(axis=1) / known, np.nan)
+    return rows.join(pd.DataFrame(out))
 
 
 def behaviour(samples: pd.DataFrame) -> pd.DataFrame:
@@ -147,11 +190,8 @@ def behaviour(samples: pd.DataFrame) -> pd.DataFrame:
     cols = {}
     for side in ("before", "after"):
         cols[f"answered_{side}"] = answered(samples, side)
-        cols[f"median_chars_{side}"] = _column(samples, f"response_chars_{side}", np.nan).astype(float).to_numpy()
-    frame = pd.DataFrame(cols).assign(
-        subtask=samples["subtask"].astype(str).to_numpy(), seed=samples["seed"].astype(str).to_numpy()
-    )
-    grouped = frame.groupby(["subtask", "seed"], sort=True)
+        cols[f"median_chars_{side}"] = _column(samples, f"response_chars_{side}", np.nan).to_numpy(dtype=float)
+    groups, names = text_groups(samples, ["subtask", "seed"])
+    grouped = pd.DataFrame(cols)[groups >= 0].groupby(groups[groups >= 0], sort=True)  # group i: row i of names
     out = grouped[["answered_before", "answered_after"]].mean()
-    out = out.join(grouped[["median_chars_before", "median_chars_after"]].median())
-    return out.reset_index()
+    return names.join(out.join(grouped[["median_chars_before", "median_chars_after"]].median()))

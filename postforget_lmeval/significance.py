@@ -17,8 +17,6 @@ numpy); a row is ``significant`` at q < 0.05.
 
 from __future__ import annotations
 
-from math import comb
-
 import numpy as np
 import pandas as pd
 
@@ -34,7 +32,10 @@ def mcnemar_p(n_10: int, n_01: int) -> float:
     low = min(int(n_10), int(n_01))
     if 2 * low == n:  # includes n == 0; the observed count is the mode
         return 1.0
-    tail = sum(comb(n, i) for i in range(low + 1))  # P(X <= low) * 2^n
+    term = tail = 1  # comb(n, 0); then comb(n, i + 1) = comb(n, i) * (n - i) // (i + 1), exactly
+    for i in range(low):
+        term = term * (n - i) // (i + 1)
+        tail += term  # sum of comb(n, i) for i <= low: P(X <= low) * 2^n
     return min(1.0, 2 * tail / (1 << n))  # int / int: the correctly rounded float
 
 
