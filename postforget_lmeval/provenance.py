@@ -7,8 +7,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from postforget_lmeval import keys
 from postforget_lmeval.run_plan import SIDES, Collected
 
 
@@ -27,10 +29,15 @@ def summary(
     timing: dict[str, float],
 ) -> dict[str, Any]:
     """The summary dict written as summary.json."""
-    counts = joined.groupby(["subtask", "_merge"], observed=True).size().unstack(fill_value=0)
+    # the counts and firsts of the item table from its runs of equal values (see keys.starts), then per subtask
+    columns = ["subtask", "_merge", "task_before", "task_after", "category"]
+    codes = [joined["subtask"].to_numpy(), *(pd.factorize(joined[c])[0] for c in columns[1:])]
+    first = np.flatnonzero(keys.starts(*codes))
+    runs = joined.iloc[first][columns].assign(n=np.diff(np.r_[first, len(joined)]))
+    counts = runs.groupby(["subtask", "_merge"], observed=True)["n"].sum().unstack(fill_value=0)
     counts = counts.reindex(columns=["both", "left_only", "right_only"], fill_value=0)
-    tasks = {side: joined.groupby("subtask")[f"task_{side}"].unique() for side in SIDES}
-    category = joined.groupby("subtask")["category"].first()
+    tasks = {side: runs.groupby("subtask")[f"task_{side}"].unique() for side in SIDES}
+    category = runs.groupby("subtask")["category"].first()
     per_subtask = {
         subtask: {
             "category": category[subtask],

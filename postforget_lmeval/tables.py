@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postforget_lmeval import metrics
+from postforget_lmeval import keys, metrics
 from postforget_lmeval.results import SUBTASK_COLUMNS, TRANSITIONS
 
 SIDES = ("before", "after")
@@ -17,10 +17,13 @@ SIDES = ("before", "after")
 
 def subtask_rows(paired: pd.DataFrame, joined: pd.DataFrame) -> pd.DataFrame:
     """The paper's metrics (Harmon et al., 2026, §2) per (sub-benchmark, seed label), plus unanswered and unpaired counts."""
-    groups = paired.groupby(["subtask", "seed"], sort=True)
+    group, index = _groups(paired)
+    order = np.argsort(group, kind="stable")  # each group's rows together, in their order
+    bounds = np.r_[0, np.cumsum(np.bincount(group, minlength=len(index)))]
     before, after, ks = (paired[c].to_numpy() for c in ("before", "after", "k"))
     rows = []
-    for (subtask, seed), idx in groups.indices.items():
+    for (subtask, seed), start, end in zip(index, bounds[:-1], bounds[1:]):
+        idx = order[start:end]
         k = ks[idx]
         rows.append(
             {
@@ -30,14 +33,18 @@ def subtask_rows(paired: pd.DataFrame, joined: pd.DataFrame) -> pd.DataFrame:
             }
         )
     out = pd.DataFrame(rows).set_index(["subtask", "seed"]).sort_index()
-    firsts = groups[["category", "seed_before", "seed_after", "replicate", "task_before", "task_after"]].first()
+    firsts = paired[["category", "seed_before", "seed_after", "replicate", "task_before", "task_after"]]
+    firsts = firsts.iloc[order[bounds[:-1]]].set_axis(index)  # never missing in paired rows: groupby's first()
     for side in SIDES:
-        status = paired[f"status_{side}"]
-        unanswered = (status.notna() & (status != "answered")).groupby([paired["subtask"], paired["seed"]]).sum()
-        logged = status.notna().groupby([paired["subtask"], paired["seed"]]).any()
-        out[f"unanswered_{side}"] = unanswered.where(logged)
-    unpaired = joined[joined["_merge"] != "both"].groupby(["subtask", "seed", "_merge"], observed=True).size()
-    unpaired = unpaired.unstack("_merge").reindex(columns=["left_only", "right_only"]) if len(unpaired) else None
+        status = paired[f"status_{side}"].to_numpy()
+        logged = pd.notna(status)
+        unanswered = np.bincount(group[logged & (status != "answered")], minlength=len(index))
+        any_logged = np.bincount(group[logged], minlength=len(index)) > 0
+        out[f"unanswered_{side}"] = pd.Series(unanswered, index=index).where(pd.Series(any_logged, index=index))
+    lonely, unpaired = joined[joined["_merge"] != "both"], None
+    if len(lonely):
+        unpaired = lonely.groupby(["subtask", "seed", "_merge"], observed=True).size().unstack("_merge")
+        unpaired = unpaired.reindex(columns=["left_only", "right_only"])
     for side, col in (("before", "left_only"), ("after", "right_only")):
         values = unpaired[col].reindex(out.index) if unpaired is not None else None
         out[f"n_unpaired_{side}"] = 0 if values is None else values.fillna(0).astype(int)
@@ -45,26 +52,43 @@ def subtask_rows(paired: pd.DataFrame, joined: pd.DataFrame) -> pd.DataFrame:
     return out[[*SUBTASK_COLUMNS, *(c for c in out.columns if c not in SUBTASK_COLUMNS)]]
 
 
+def _groups(paired: pd.DataFrame) -> tuple[np.ndarray, pd.MultiIndex]:
+    """Per row, its (subtask, seed) group numbered in sorted order, and the groups' keys: ``groupby(sort=True)``
+    on the rows that start a run of equal keys (see :mod:`postforget_lmeval.keys`)."""
+    subtask, seed = paired["subtask"].to_numpy(), paired["seed"].to_numpy()
+    first = keys.starts(subtask, seed)
+    grouped = pd.DataFrame({"subtask": subtask[first], "seed": seed[first]}).groupby(["subtask", "seed"], sort=True)
+    return grouped.ngroup().to_numpy()[np.cumsum(first) - 1], grouped.size().index
+
+
 def agreement(paired: pd.DataFrame) -> pd.DataFrame:
     """The paper's stricter variant over all matched seeds, on the items paired under every one of them."""
-    if paired.groupby("subtask")["seed"].nunique().max() < 2:
+    subtask, seed = paired["subtask"].to_numpy(), paired["seed"].to_numpy()
+    pairs = paired.loc[keys.starts(subtask, seed), ["subtask", "seed"]]  # every (subtask, seed)
+    if pairs.groupby("subtask")["seed"].nunique().max() < 2:
         return pd.DataFrame()
-    wide = paired.pivot(index=["subtask", "doc_id"], columns="seed", values=["before", "after"])
-    ks = paired.groupby(["subtask", "doc_id"])["k"].first().reindex(wide.index).to_numpy(dtype=float)
-    seeds = np.asarray(wide["before"].columns)
-    b_all, a_all = wide["before"].to_numpy(dtype=float), wide["after"].to_numpy(dtype=float)
-    subtask_codes = wide.index.get_level_values("subtask")
-    starts = np.flatnonzero(np.r_[True, subtask_codes[1:] != subtask_codes[:-1]])
+    # the pivot (subtask, doc_id) x seed, sorted both ways, on integer codes
+    names, sub = keys.unique(subtask)
+    items, item = np.unique(keys.fused(sub, paired["doc_id"].to_numpy()), return_inverse=True)
+    seeds, col = keys.unique(seed)
+    wide = {}
+    for side in ("before", "after"):
+        wide[side] = np.full((len(items), len(seeds)), np.nan)
+        wide[side][item, col] = paired[side].to_numpy()
+    ks = pd.Series(paired["k"].to_numpy(dtype=float)).groupby(item).first().to_numpy()
+    item_sub = np.zeros(len(items), dtype=np.int64)
+    item_sub[item] = sub
+    starts = np.flatnonzero(keys.starts(item_sub))
     rows = []
-    for start, end in zip(starts, np.r_[starts[1:], len(subtask_codes)]):
-        b, a, k = b_all[start:end], a_all[start:end], ks[start:end]
+    for start, end in zip(starts, np.r_[starts[1:], len(items)]):
+        b, a, k = wide["before"][start:end], wide["after"][start:end], ks[start:end]
         cols = ~np.isnan(b).all(axis=0)
         if cols.sum() < 2:
             continue
         b, a = b[:, cols], a[:, cols]
         complete = ~(np.isnan(b).any(axis=1) | np.isnan(a).any(axis=1))
         k = k[complete]
-        row = {"subtask": subtask_codes[start], "seeds": ",".join(map(str, seeds[cols]))}
+        row = {"subtask": names[item_sub[start]], "seeds": ",".join(map(str, seeds[cols]))}
         row.update(metrics.seed_agreement_metrics(b[complete], a[complete], k=None if np.isnan(k).all() else k))
         rows.append(row)
     return pd.DataFrame(rows)
@@ -89,9 +113,14 @@ def samples_frame(paired: pd.DataFrame) -> pd.DataFrame:
         for side in SIDES:
             name = f"{col}_{side}"
             out[name] = paired[name] if name in paired else pd.Series(pd.NA, index=paired.index, dtype="Int8")
-    for col in ("subtask", "category", "seed"):
-        out[col] = out[col].astype("category")
-    for col in ("status", "task", "file", "seed", "source"):
-        for side in SIDES:
-            out[f"{col}_{side}"] = out[f"{col}_{side}"].astype("category")
+    per_side = [f"{col}_{side}" for col in ("status", "task", "file", "seed", "source") for side in SIDES]
+    for col in ("subtask", "category", "seed", *per_side):
+        out[col] = _category(out[col])
     return out.reset_index(drop=True)
+
+
+def _category(column: pd.Series) -> pd.Series:
+    """``astype("category")``; a column of Python objects from its runs (:func:`keys.categorical`, much faster)."""
+    if column.dtype != object:
+        return column.astype("category")
+    return pd.Series(keys.categorical(column.to_numpy()), index=column.index, name=column.name)

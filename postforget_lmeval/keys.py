@@ -1,0 +1,86 @@
+"""Integer codes for the key columns of the item tables (sub-benchmark, seed, doc_id, ...), made cheaply.
+
+pandas 3 hashes text slowly, and the item tables have few distinct keys in long runs: a side table
+lists each run's items together, and the joined table is sorted by its key. So the rows that start
+a run are all that ``unique``, ``drop_duplicates`` or ``pd.factorize`` need to see, and several
+integer columns fused into one int64 make a join or duplicate test one pass over integers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+_LIMIT = 2**62  # fused keys stay below this (int64, with room to spare)
+
+
+def starts(*columns: np.ndarray) -> np.ndarray:
+    """Rows whose value differs from the previous row's in any column (the first row always).
+
+    Every first occurrence of a distinct tuple is among them, so ``frame[starts(...)]`` has the same
+    ``drop_duplicates``/``unique`` as the frame, in the same order (NaN, unequal to itself, only
+    starts more rows).
+    """
+    mask = np.zeros(len(columns[0]), dtype=bool)
+    mask[:1] = True
+    for col in columns:
+        col = np.asarray(col)
+        mask[1:] |= col[1:] != col[:-1]
+    return mask
+
+
+def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``pd.factorize(values)`` (codes in order of first appearance, -1 for missing) hashing only run starts."""
+    first = starts(values)
+    codes, uniques = pd.factorize(values[first])
+    return codes[np.cumsum(first) - 1], uniques
+
+
+def unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` (sorted uniques, each row's index in them) for values
+    without missing ones, sorting only the distinct values."""
+    codes, uniques = factorize(values)
+    order = np.argsort(uniques)
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return uniques[order], rank[codes]
+
+
+def categorical(values: np.ndarray) -> pd.Categorical:
+    """``pd.Categorical(values)`` (sorted categories of pandas' own dtype) built from the run starts."""
+    first = starts(values)
+    return pd.Categorical(values[first])[np.cumsum(first) - 1]
+
+
+def fused(*columns: np.ndarray) -> np.ndarray:
+    """One int64 per row for the tuple of its integer ``columns``: equal tuples, equal keys; ordered like
+    the tuples (lexicographically), so sorting the keys sorts the rows by the columns in turn."""
+    n = len(columns[0])
+    key, size = np.zeros(n, dtype=np.int64), 1
+    for col in columns:
+        col, span = _ranks(np.asarray(col, dtype=np.int64))
+        if size * span >= _LIMIT:  # renumber the tuples so far (their order kept) to make room
+            uniques, key = np.unique(key, return_inverse=True)
+            size = len(uniques)
+        key, size = key * span + col, size * span
+    return key
+
+
+def _ranks(col: np.ndarray) -> tuple[np.ndarray, int]:
+    """Order-preserving codes from 0 and how many there can be: offsets where the range is small, else ranks."""
+    if not len(col):
+        return col, 1
+    low, high = int(col.min()), int(col.max())
+    if high - low < 2**31:
+        return col - low, high - low + 1
+    uniques, ranks = np.unique(col, return_inverse=True)
+    return ranks.astype(np.int64), len(uniques)
+
+
+def varies_within(groups: np.ndarray, values: np.ndarray) -> bool:
+    """Whether some group (rows of equal ``groups`` key) holds two unequal values: a cheap screen before
+    an exact pandas test, as missing values count here (NaN is unequal to itself)."""
+    order = np.argsort(groups, kind="stable")
+    same = groups[order][1:] == groups[order][:-1]
+    values = values[order]
+    return bool((values[1:][same] != values[:-1][same]).any())
