@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from postforget_lmeval import metrics
+from postforget_lmeval.groups import text_groups
 from postforget_lmeval.macro import macro_means
 
 N_BOOT = 1000
@@ -37,20 +38,29 @@ BACKGROUND_MIN_ITEMS = 20_000  # paired items below which a process costs more t
 _MISSING = 4  # transition code of an item not paired under a seed; 3: 1->1, 2: 1->0, 1: 0->1, 0: 0->0
 
 
-def _wide(samples: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, list[str]]:
-    """One row per (category, subtask, doc_id): transition code per seed (``_MISSING`` if unpaired), k."""
-    seed = samples["seed"].astype(str).to_numpy()
+def _wide(samples: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """One row per (category, subtask, doc_id), grouped by (category, subtask) in the sorted order of their
+    text: the groups' names, the first wide row of each group (and the end), the transition code per seed
+    of each row (``_MISSING`` if unpaired; the first item logged), its k (the first one logged) and the seeds.
+    """
+    groups, names = text_groups(samples, ["category", "subtask"])
+    seed_of, seeds = text_groups(samples, ["seed"])
+    doc, doc_ids = pd.factorize(samples["doc_id"])
+    ok = (groups >= 0) & (doc >= 0) & (seed_of >= 0)
+    row, wide_keys = pd.factorize(groups[ok] * len(doc_ids) + doc[ok], sort=True)  # sorted: groups in order
+    n_seeds = len(seeds)
+    cell = row * n_seeds + seed_of[ok]
+    first = ~pd.Series(cell).duplicated().to_numpy()  # the first item of a (row, seed), as pivot's "first"
+    codes = np.full(len(wide_keys) * n_seeds, _MISSING, dtype=int)
     code = 2 * samples["before"].to_numpy(dtype=np.int8) + samples["after"].to_numpy(dtype=np.int8)
-    long = pd.DataFrame(
-        {"category": samples["category"].astype(str).to_numpy(), "subtask": samples["subtask"].astype(str).to_numpy(),
-         "doc_id": samples["doc_id"].to_numpy(), "seed": seed, "code": code, "k": samples["k"].to_numpy(dtype=float)}
-    )
-    seeds = sorted(set(seed))
-    keys = ["category", "subtask", "doc_id"]
-    wide = long.pivot_table(index=keys, columns="seed", values="code", aggfunc="first", observed=True)
-    codes = wide.reindex(columns=seeds).fillna(_MISSING).to_numpy(dtype=int)
-    k = long.groupby(keys, sort=True)["k"].first().reindex(wide.index).to_numpy()
-    return wide.index.to_frame(index=False), codes, k, seeds
+    codes[cell[first]] = code[ok][first]
+    k_items = samples["k"].to_numpy(dtype=float)[ok]
+    logged = ~np.isnan(k_items)
+    first_k = ~pd.Series(row[logged]).duplicated().to_numpy()  # groupby's "first" skips NaN
+    k = np.full(len(wide_keys), np.nan)
+    k[row[logged][first_k]] = k_items[logged][first_k]
+    used, starts = np.unique(wide_keys // max(len(doc_ids), 1), return_index=True)
+    return names.take(used).reset_index(drop=True), np.append(starts, len(wide_keys)), codes.reshape(-1, n_seeds), k, list(seeds["seed"])
 
 
 def _cells(codes: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
@@ -80,40 +90,44 @@ def _replicate_rates(draws: np.ndarray, codes: np.ndarray, inv_k: np.ndarray, us
         }
 
 
+def _draw(samples: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
+    """:func:`replicates` with categorical key columns (their categories sorted): cheap to build and group."""
+    rng = np.random.default_rng(seed)
+    names, starts, codes_all, k_all, seeds_all = _wide(samples)
+    seed_cols, sizes = [], []
+    values: dict[str, list[np.ndarray]] = {r: [] for r in RATES}
+    for start, end in zip(starts[:-1], starts[1:]):  # sub-benchmarks in the order of their (category, subtask)
+        present = (codes_all[start:end] != _MISSING).any(axis=0)
+        codes, inv_k, counts, usable = _cells(codes_all[start:end][:, present], k_all[start:end])
+        draws = rng.multinomial(counts.sum(), counts / counts.sum(), size=n_boot).astype(float)
+        draws = np.vstack([counts[None, :].astype(float), draws])
+        rates = _replicate_rates(draws, codes, inv_k, usable)
+        seed_cols.append(np.tile(np.flatnonzero(present), n_boot + 1))
+        sizes.append(int(present.sum()))
+        for r in RATES:
+            values[r].append(rates[r].ravel())
+    if not sizes:
+        return pd.DataFrame(columns=["category", "subtask", "seed", "replicate", *RATES])
+    rows_of = np.array(sizes) * (n_boot + 1)  # one frame for all sub-benchmarks (a frame each costs more)
+    key = {col: pd.factorize(names[col], sort=True) for col in ("category", "subtask")}
+    return pd.DataFrame(
+        {
+            **{col: pd.Categorical.from_codes(np.repeat(code, rows_of), text) for col, (code, text) in key.items()},
+            "seed": pd.Categorical.from_codes(np.concatenate(seed_cols), pd.Index(seeds_all)),
+            "replicate": np.concatenate([np.repeat(np.arange(-1, n_boot), n) for n in sizes]),
+            **{r: np.concatenate(values[r]) for r in RATES},
+        }
+    )
+
+
 def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd.DataFrame:
     """Long table of bootstrap replicates: category, subtask, seed, replicate, F_true, BT_true.
 
     ``samples``: one row per paired item with subtask, category, seed, doc_id, before, after, k.
     Replicate ``-1`` is the observed data (cell counts as they are), kept for checks against subtasks.csv.
     """
-    rng = np.random.default_rng(seed)
-    index, codes_all, k_all, seeds_all = _wide(samples)
-    names, seed_cols, sizes = [], [], []
-    values: dict[str, list[np.ndarray]] = {r: [] for r in RATES}
-    for (category, subtask), rows in index.groupby(["category", "subtask"], sort=True).indices.items():
-        present = (codes_all[rows] != _MISSING).any(axis=0)
-        seeds = [s for s, p in zip(seeds_all, present) if p]
-        codes, inv_k, counts, usable = _cells(codes_all[rows][:, present], k_all[rows])
-        draws = rng.multinomial(counts.sum(), counts / counts.sum(), size=n_boot).astype(float)
-        draws = np.vstack([counts[None, :].astype(float), draws])
-        rates = _replicate_rates(draws, codes, inv_k, usable)
-        names.append((category, subtask))
-        seed_cols.append(np.tile(np.array(seeds, dtype=object), n_boot + 1))
-        sizes.append(len(seeds))
-        for r in RATES:
-            values[r].append(rates[r].ravel())
-    if not names:
-        return pd.DataFrame(columns=["category", "subtask", "seed", "replicate", *RATES])
-    rows_of = np.array(sizes) * (n_boot + 1)  # one frame for all sub-benchmarks (a frame each costs more)
-    return pd.DataFrame(
-        {
-            "category": np.repeat(np.array([c for c, _ in names], dtype=object), rows_of),
-            "subtask": np.repeat(np.array([s for _, s in names], dtype=object), rows_of),
-            "seed": np.concatenate(seed_cols),
-            "replicate": np.concatenate([np.repeat(np.arange(-1, n_boot), n) for n in sizes]),
-            **{r: np.concatenate(values[r]) for r in RATES},
-        }
-    ).astype({"category": "str", "subtask": "str", "seed": "str"})
+    reps = _draw(samples, n_boot, seed)
+    return reps.astype({"category": "str", "subtask": "str", "seed": "str"}) if len(reps) else reps
 
 
 def _bounds(values: pd.DataFrame, keys: list[str], level: float) -> pd.DataFrame:
@@ -133,10 +147,10 @@ def intervals(
     The first frame has subtask, seed and ``F_true_lo, F_true_hi, BT_true_lo, BT_true_hi``; the second
     has category and the same columns, for the macro average over seeds.
     """
-    reps = replicates(samples, n_boot, seed)
-    per_row = _bounds(reps, ["subtask", "seed"], level).reset_index()
+    reps = _draw(samples, n_boot, seed)
+    per_row = _bounds(reps, ["subtask", "seed"], level).reset_index().astype({"subtask": "str", "seed": "str"})
     macro = macro_means(reps, RATES, by=["replicate"]).reset_index()
-    per_cat = _bounds(macro, ["category"], level).reset_index()
+    per_cat = _bounds(macro, ["category"], level).reset_index().astype({"category": "str"})
     return per_row, per_cat
 
 
