@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.pandas_compat  # noqa: F401 - Table.from_pandas loads it: here, with the CLI's imports that overlap reading
 import pyarrow.parquet as pq
 
 from postforget_lmeval import report_html
