@@ -60,15 +60,26 @@ def _wide(samples: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, 
     k = np.full(len(wide_keys), np.nan)
     k[row[logged][first_k]] = k_items[logged][first_k]
     used, starts = np.unique(wide_keys // max(len(doc_ids), 1), return_index=True)
-    return names.take(used).reset_index(drop=True), np.append(starts, len(wide_keys)), codes.reshape(-1, n_seeds), k, list(seeds["seed"])
+    bounds = np.append(starts, len(wide_keys))
+    codes = codes.reshape(len(wide_keys), n_seeds)
+    return names.take(used).reset_index(drop=True), bounds, codes, k, list(seeds["seed"])
 
 
 def _cells(codes: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
-    """Cells of equal (transition per seed, k): their codes (cells x seeds), 1/k, item counts; k usable?"""
+    """Cells of equal (transition per seed, k), in the lexicographic order of those values: their codes
+    (cells x seeds), 1/k, item counts; k usable?"""
     usable = bool(np.all(np.isfinite(k) & (k > 1)))
-    table = np.column_stack([codes, np.where(usable, k, 2.0)])
-    cells, counts = np.unique(table, axis=0, return_counts=True)
-    return cells[:, :-1].astype(int), 1.0 / cells[:, -1], counts, usable
+    k_rank, k_values = pd.factorize(np.where(usable, k, 2.0), sort=True)
+    key = np.zeros(len(codes), dtype=np.int64)
+    for column in codes.T:  # the codes in base _MISSING + 1, the first seed the most significant digit
+        key = key * (_MISSING + 1) + column
+    cells, counts = np.unique(key * len(k_values) + k_rank, return_counts=True)
+    rest, k_of_cell = np.divmod(cells, len(k_values))
+    digits = []
+    for _ in range(codes.shape[1]):
+        rest, digit = np.divmod(rest, _MISSING + 1)
+        digits.append(digit)
+    return np.column_stack(digits[::-1]).astype(int), 1.0 / k_values[k_of_cell], counts, usable
 
 
 def _replicate_rates(draws: np.ndarray, codes: np.ndarray, inv_k: np.ndarray, usable: bool) -> dict[str, np.ndarray]:
@@ -90,34 +101,29 @@ def _replicate_rates(draws: np.ndarray, codes: np.ndarray, inv_k: np.ndarray, us
         }
 
 
-def _draw(samples: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
-    """:func:`replicates` with categorical key columns (their categories sorted): cheap to build and group."""
+def _rates(
+    samples: pd.DataFrame, n_boot: int, seed: int
+) -> tuple[pd.DataFrame, list[np.ndarray], dict[str, list[np.ndarray]], list[str]]:
+    """The replicates of every sub-benchmark, drawn in the order of their (category, subtask).
+
+    Returns their names (category, subtask); per sub-benchmark the positions in ``seeds`` of the seeds
+    it has; per rate and sub-benchmark an array replicates x those seeds (row 0: the observed data,
+    then ``n_boot`` replicates); and the seeds, sorted.
+    """
     rng = np.random.default_rng(seed)
-    names, starts, codes_all, k_all, seeds_all = _wide(samples)
-    seed_cols, sizes = [], []
+    names, starts, codes_all, k_all, seeds = _wide(samples)
+    seed_positions = []
     values: dict[str, list[np.ndarray]] = {r: [] for r in RATES}
-    for start, end in zip(starts[:-1], starts[1:]):  # sub-benchmarks in the order of their (category, subtask)
+    for start, end in zip(starts[:-1], starts[1:]):
         present = (codes_all[start:end] != _MISSING).any(axis=0)
         codes, inv_k, counts, usable = _cells(codes_all[start:end][:, present], k_all[start:end])
         draws = rng.multinomial(counts.sum(), counts / counts.sum(), size=n_boot).astype(float)
         draws = np.vstack([counts[None, :].astype(float), draws])
         rates = _replicate_rates(draws, codes, inv_k, usable)
-        seed_cols.append(np.tile(np.flatnonzero(present), n_boot + 1))
-        sizes.append(int(present.sum()))
+        seed_positions.append(np.flatnonzero(present))
         for r in RATES:
-            values[r].append(rates[r].ravel())
-    if not sizes:
-        return pd.DataFrame(columns=["category", "subtask", "seed", "replicate", *RATES])
-    rows_of = np.array(sizes) * (n_boot + 1)  # one frame for all sub-benchmarks (a frame each costs more)
-    key = {col: pd.factorize(names[col], sort=True) for col in ("category", "subtask")}
-    return pd.DataFrame(
-        {
-            **{col: pd.Categorical.from_codes(np.repeat(code, rows_of), text) for col, (code, text) in key.items()},
-            "seed": pd.Categorical.from_codes(np.concatenate(seed_cols), pd.Index(seeds_all)),
-            "replicate": np.concatenate([np.repeat(np.arange(-1, n_boot), n) for n in sizes]),
-            **{r: np.concatenate(values[r]) for r in RATES},
-        }
-    )
+            values[r].append(rates[r])
+    return names, seed_positions, values, seeds
 
 
 def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd.DataFrame:
@@ -126,8 +132,51 @@ def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd
     ``samples``: one row per paired item with subtask, category, seed, doc_id, before, after, k.
     Replicate ``-1`` is the observed data (cell counts as they are), kept for checks against subtasks.csv.
     """
-    reps = _draw(samples, n_boot, seed)
-    return reps.astype({"category": "str", "subtask": "str", "seed": "str"}) if len(reps) else reps
+    names, seed_positions, values, seeds = _rates(samples, n_boot, seed)
+    if not seed_positions:
+        return pd.DataFrame(columns=["category", "subtask", "seed", "replicate", *RATES])
+    return _table(names, seed_positions, values, seeds, first=-1).astype(
+        {"category": "str", "subtask": "str", "seed": "str"}
+    )
+
+
+def _table(
+    names: pd.DataFrame, seed_positions: list[np.ndarray], values: dict[str, list[np.ndarray]], seeds: list[str],
+    first: int,
+) -> pd.DataFrame:
+    """The long table of the replicates ``first``, ``first + 1``, ... (rows of ``values``), its key columns
+    categorical (categories sorted): cheap to build and to group."""
+    n_reps = len(values[RATES[0]][0])
+    sizes = np.array([len(p) for p in seed_positions], dtype=int)
+    key = {col: pd.factorize(names[col], sort=True) for col in ("category", "subtask")}
+    return pd.DataFrame(
+        {
+            **{c: pd.Categorical.from_codes(np.repeat(code, sizes * n_reps), text) for c, (code, text) in key.items()},
+            "seed": pd.Categorical.from_codes(np.concatenate([np.tile(p, n_reps) for p in seed_positions]), seeds),
+            "replicate": np.concatenate([np.repeat(np.arange(first, first + n_reps), n) for n in sizes]),
+            **{r: np.concatenate([v.ravel() for v in values[r]]) for r in RATES},
+        }
+    )
+
+
+def _percentiles(values: np.ndarray, qs: tuple[float, ...]) -> list[np.ndarray]:
+    """Per column of ``values`` (replicates x columns), each of the quantiles ``qs`` of its non-NaN values
+    (NaN without any), by the steps of pandas' groupby ``quantile`` with linear interpolation."""
+    if not len(values):
+        return [np.full(values.shape[1], np.nan) for _ in qs]
+    ordered = np.sort(values, axis=0)  # NaN last
+    n = (~np.isnan(values)).sum(axis=0)
+    column = np.arange(values.shape[1])
+    last = len(values) - 1
+    out = []
+    for q in qs:
+        position = q * (n - 1).astype(float)
+        at = position.astype(np.int64)  # truncated
+        frac = position % 1
+        value = ordered[np.clip(at, 0, last), column]
+        following = ordered[np.clip(at + 1, 0, last), column]
+        out.append(np.where(n == 0, np.nan, np.where(frac == 0.0, value, value + (following - value) * frac)))
+    return out
 
 
 def _bounds(values: pd.DataFrame, keys: list[str], level: float) -> pd.DataFrame:
@@ -145,13 +194,24 @@ def intervals(
     """(per sub-benchmark and seed, per category and OVERALL) percentile intervals of F_true and BT_true.
 
     The first frame has subtask, seed and ``F_true_lo, F_true_hi, BT_true_lo, BT_true_hi``; the second
-    has category and the same columns, for the macro average over seeds.
+    has category and the same columns, for the macro average over seeds. A sub-benchmark belongs to one
+    category (pairing maps each subtask to its category).
     """
-    reps = _draw(samples, n_boot, seed)
-    per_row = _bounds(reps, ["subtask", "seed"], level).reset_index().astype({"subtask": "str", "seed": "str"})
+    names, seed_positions, values, seeds = _rates(samples, n_boot, seed)
+    tail = (1.0 - level) / 2.0
+    qs = (tail, 1.0 - tail)  # as _bounds computes them
+    per_row = {}
+    for r in RATES:  # a column per (sub-benchmark, seed), the replicates >= 0 down it
+        per_row[f"{r}_lo"], per_row[f"{r}_hi"] = _percentiles(np.hstack([v[1:] for v in values[r]]), qs)
+    rows = np.repeat(np.arange(len(names)), [len(p) for p in seed_positions])
+    keys = {"subtask": names["subtask"].to_numpy(dtype=object)[rows],
+            "seed": np.array(seeds, dtype=object)[np.concatenate(seed_positions)]}  # fmt: skip
+    reps = _table(names, seed_positions, {r: [v[1:] for v in values[r]] for r in RATES}, seeds, first=0)
     macro = macro_means(reps, RATES, by=["replicate"]).reset_index()
-    per_cat = _bounds(macro, ["category"], level).reset_index().astype({"category": "str"})
-    return per_row, per_cat
+    return (
+        pd.DataFrame({**keys, **{c: per_row[c] for c in COLUMNS}}).astype({"subtask": "str", "seed": "str"}),
+        _bounds(macro, ["category"], level).reset_index().astype({"category": "str"}),
+    )
 
 
 Intervals = tuple[pd.DataFrame, pd.DataFrame]
