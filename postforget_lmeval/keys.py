@@ -78,9 +78,9 @@ def _ranks(col: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def varies_within(groups: np.ndarray, values: np.ndarray) -> bool:
-    """Whether some group (rows of equal ``groups`` key) holds two unequal values: a cheap screen before
-    an exact pandas test, as missing values count here (NaN is unequal to itself)."""
-    order = np.argsort(groups, kind="stable")
-    same = groups[order][1:] == groups[order][:-1]
-    values = values[order]
-    return bool((values[1:][same] != values[:-1][same]).any())
+    """Whether some group (rows of equal ``groups`` key) holds a value unequal to its first row's: a cheap
+    screen before an exact pandas test, as missing values count here (NaN is unequal to itself)."""
+    codes = pd.factorize(groups)[0]  # numbered in order of first appearance: a first row has a new highest code
+    first = codes > np.r_[-1, np.maximum.accumulate(codes)[:-1]]
+    later = ~first
+    return bool((values[later] != values[np.flatnonzero(first)[codes[later]]]).any())

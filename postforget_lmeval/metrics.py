@@ -57,7 +57,7 @@ def _binary(values: ArrayLike, name: str, ndim: int) -> np.ndarray:
     arr = np.asarray(values)
     if arr.ndim != ndim:
         raise ValueError(f"{name} must be a {ndim}-D array of 0/1 values, got shape {arr.shape}")
-    if arr.size and not np.isin(arr, (0, 1)).all():
+    if arr.size and not ((arr == 0) | (arr == 1)).all():  # np.isin(arr, (0, 1)), without its set machinery
         bad = np.unique(arr[~np.isin(arr, (0, 1))])[:5]
         raise ValueError(
             f"{name} must contain only 0/1 (or True/False) per-item correctness; "
@@ -228,7 +228,7 @@ def _across_seeds(subtasks: pd.DataFrame, per_cat: pd.DataFrame, overall: pd.Dat
     ``per_cat`` is indexed by (category, seed), ``overall`` by seed. pandas skips NaN in both, and
     the std of a single value is NaN, as docs/method.md §2 asks for one seed.
     """
-    cat_stats = per_cat.groupby(level="category", sort=True).agg(["mean", "std"])
+    cat_stats = per_cat.groupby("category", sort=True).agg(["mean", "std"])  # the level by name: see _pooled
     all_stats = overall.agg(["mean", "std"]).unstack().to_frame("OVERALL").T
     stats = pd.concat([cat_stats, all_stats])
     stats.columns = [f"{m}_{s}" for m, s in stats.columns]
@@ -260,7 +260,7 @@ def aggregate(subtasks: pd.DataFrame) -> pd.DataFrame:
     """
     df = _validated(subtasks, METRIC_COLUMNS)
     per_cat = df.groupby(["category", "seed"], dropna=False)[list(RATE_METRICS)].mean()
-    overall = per_cat.groupby(level="seed", dropna=False).mean()
+    overall = per_cat.groupby("seed", dropna=False).mean()  # the level by name: see _pooled
     return _across_seeds(df, per_cat, overall, "macro")
 
 
@@ -276,8 +276,10 @@ def _pooled(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     weights = pd.DataFrame({m: df["n"].astype(float) for m in RATE_METRICS})
     weights["F_rel"] = (df["n_11"] + df["n_10"]).astype(float)
     weights = weights.where(values.notna(), 0.0)
-    num = (values.fillna(0.0) * weights).groupby([df[k] for k in keys], dropna=False).sum()
-    den = weights.groupby([df[k] for k in keys], dropna=False).sum()
+    # grouped by column names: pandas formats a repr of a key that is a Series (or the index of level=) to test
+    # whether it names a column, more costly than the sums
+    num = pd.concat([df[keys], values.fillna(0.0) * weights], axis=1).groupby(keys, dropna=False).sum()
+    den = pd.concat([df[keys], weights], axis=1).groupby(keys, dropna=False).sum()
     return num / den.where(den > 0)
 
 

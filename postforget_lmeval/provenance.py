@@ -36,20 +36,26 @@ def summary(
     runs = joined.iloc[first][columns].assign(n=np.diff(np.r_[first, len(joined)]))
     counts = runs.groupby(["subtask", "_merge"], observed=True)["n"].sum().unstack(fill_value=0)
     counts = counts.reindex(columns=["both", "left_only", "right_only"], fill_value=0)
-    tasks = {side: runs.groupby("subtask")[f"task_{side}"].unique() for side in SIDES}
-    category = runs.groupby("subtask")["category"].first()
+    tasks: dict[str, dict[str, set[str]]] = {side: defaultdict(set) for side in SIDES}
+    for side in SIDES:
+        for subtask, task in zip(runs["subtask"], runs[f"task_{side}"]):
+            if isinstance(task, str):
+                tasks[side][subtask].add(task)
+    category = runs.groupby("subtask")["category"].first().to_dict()
     per_subtask = {
         subtask: {
             "category": category[subtask],
-            "tasks_before": sorted(t for t in tasks["before"][subtask] if isinstance(t, str)),
-            "tasks_after": sorted(t for t in tasks["after"][subtask] if isinstance(t, str)),
-            "paired": int(row["both"]),
-            "unpaired_before": int(row["left_only"]),
-            "unpaired_after": int(row["right_only"]),
+            "tasks_before": sorted(tasks["before"][subtask]),
+            "tasks_after": sorted(tasks["after"][subtask]),
+            "paired": int(both),
+            "unpaired_before": int(left_only),
+            "unpaired_after": int(right_only),
             "duplicates_before": duplicates["before"].get(subtask, 0),
             "duplicates_after": duplicates["after"].get(subtask, 0),
         }
-        for subtask, row in counts.iterrows()
+        for subtask, both, left_only, right_only in zip(
+            counts.index, counts["both"], counts["left_only"], counts["right_only"]
+        )
     }
     n_bytes = sum(r["bytes"] for side in SIDES for r in got.runs[side])
     problem_counts: dict[str, int] = defaultdict(int)
