@@ -13,6 +13,15 @@ searching backwards from the end and only that slice (with ``doc_id``) is decode
 string every ``"`` is escaped, so the byte pattern ``, "filter": "`` can only be a real key; the
 slice is still checked and any line the fast path cannot vouch for is parsed in full.
 
+A block of postforget records (one filter, 0/1 scores) is read with still less decoding. Of a
+tail only the three hashes change from line to line; the bytes before them (filter, metrics) and
+after them (scores and the postforget record, which holds short answers and statuses) repeat. So
+per line doc_id is matched as a JSON integer and the hashes as lm-eval writes them (three
+64-character digests of letters and digits, strings that JSON decodes to themselves), and the
+tail less the hashes is decoded by orjson once per distinct byte string of the block: when
+``{filter.., scores..}`` decodes to an object without doc_id or hash keys, the tail decodes to that
+object plus the hashes. A block with any line that does not fit is read by the path above.
+
 ``response_chars`` on the fast path is the byte length of the logged response JSON less its
 brackets and quotes (a postforget line's ``filtered_resps``, which holds the scored response; else
 ``resps``, per replicate): exact for ASCII text without escapes, a slight overestimate otherwise
@@ -26,10 +35,12 @@ import hashlib
 import json
 import math
 import mmap
+import re
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import orjson
 
 from postforget_lmeval.sources.base import ReadRequest
@@ -46,6 +57,13 @@ _FILTERED = b', "filtered_resps": '
 _RESPS = b', "resps": '
 _TARGET = b', "target": '
 _ARGS = b', "arguments": {"gen_args_0": '
+_FILTERED_OPEN = _FILTERED + b"["
+_DOC_ID = re.compile(rb'\{"doc_id": (-?(?:0|[1-9][0-9]{0,17})),')  # at most 18 digits: orjson's int64 range
+_HASHES = b'"doc_hash": "%s", "prompt_hash": "%s", "target_hash": "%s"' % ((b"\0" * 64,) * 3)
+"""How lm-eval logs the hashes: three sha256 hex digests, where the runs of NUL are (:func:`_lmeval_hashes`)."""
+_HASHES_LEN = len(_HASHES)
+_DIGESTS = [(m.start(), m.end()) for m in re.finditer(rb"\0+", _HASHES)]
+_ID_KEYS = frozenset(("doc_id", "doc_hash", "prompt_hash", "target_hash"))
 _SHORT = 4096  # bytes: a logged answer or gold longer than this is a response, not an answer
 EXCERPT = 200  # characters kept of an ordinary task's logged answer or gold
 _raw_decode = json.JSONDecoder().raw_decode  # on str: none of json.loads' wrapping, which shows at 10^5 lines/s
@@ -197,6 +215,45 @@ def _old_layout_defaults(sample: dict[str, Any]) -> None:
     sample.setdefault("filter", "none")
 
 
+def _lmeval_hashes(spans: list[bytes]) -> list[str] | None:
+    """The doc_hash of each of ``spans`` (``'"doc_hash": "..", "prompt_hash": "..", "target_hash": ".."'``),
+    or None unless every span is exactly that with three 64-character digests of ASCII letters and digits
+    (lm-eval writes sha256 hex digests; as JSON, such a string decodes to itself)."""
+    joined = b"".join(spans)
+    if len(joined) != len(spans) * len(_HASHES):
+        return None
+    table = np.frombuffer(joined, np.uint8).reshape(len(spans), len(_HASHES)).copy()
+    digests = [table[:, start:stop].tobytes() for start, stop in _DIGESTS]
+    for start, stop in _DIGESTS:
+        table[:, start:stop] = 0
+    if not (table == np.frombuffer(_HASHES, np.uint8)).all() or not b"".join(digests).isalnum():
+        return None
+    text = digests[0].decode("ascii")
+    return [text[i : i + 64] for i in range(0, len(text), 64)]
+
+
+def _shared_fields(before: bytes, after: bytes) -> tuple[Any, ...] | None:
+    """(correct, k, answer, gold, status, subtask, category, extractor, metrics, filter) of the lines whose
+    tail is ``before`` + hashes + ``after``; None unless a postforget record with a 0/1 score (other
+    records are left to the paths that read any record).
+    """
+    if not before.startswith(b'"], ') or not before.endswith(b", ") or not after.startswith(b", "):
+        return None
+    try:  # '"], "filter": .., "metrics": [..], ' + ', "acc": 1, ..}' -> '{"filter": .., "metrics": [..], "acc": 1, ..}'
+        rest = orjson.loads(b"{" + before[4:] + after[2:])
+    except orjson.JSONDecodeError:
+        return None
+    pf = rest.get("postforget")
+    if not _ID_KEYS.isdisjoint(rest) or type(pf) is not dict:
+        return None
+    correct, k = pf.get("correct"), pf.get("k")
+    if type(correct) not in (int, bool) or correct not in (0, 1) or type(k) not in (int, float):
+        return None
+    text = [pf.get(name) for name in ("status", "subtask", "category")]
+    return (int(correct), float(k), excerpt(pf.get("answer")), excerpt(pf.get("gold")), *text,
+            pf.get("extractor"), rest.get("metrics"), rest.get("filter"))  # fmt: skip
+
+
 def _response_chars(buf: Buffer, p: int, f: int) -> int:
     """Bytes of the response in the ``"filtered_resps": [...]`` that ends at ``f`` (its ``, "filter"``), -1 if none.
 
@@ -214,7 +271,7 @@ def _response_chars(buf: Buffer, p: int, f: int) -> int:
             if (s - k) % 2 == 0:
                 break
             s = buf.rfind(b'"', p, s)
-        if s > p and buf[s - len(_FILTERED) - 1 : s] == _FILTERED + b"[":
+        if s > p and buf[s - len(_FILTERED_OPEN) : s] == _FILTERED_OPEN:
             return q - s - 1
     r = buf.rfind(_FILTERED, p, f)
     return max(0, f - r - len(_FILTERED) - 4) if r >= 0 else -1  # ["response"]: brackets and quotes
@@ -264,6 +321,8 @@ class Scanner:
         if self.rescore:
             self._lines(buf, p, n)
             return
+        if self._repeated_tails(buf, p, n):
+            return
         start = p
         objs, locs, chars = [], [], []
         find, rfind = buf.find, buf.rfind
@@ -297,6 +356,64 @@ class Scanner:
                 line = buf[loc : find(b"\n", loc) + 1]
                 record["_filter_at"] = line.rfind(_FILTER, 0, line.rfind(_HASH))
                 self._record(record, line, None, loc)
+
+    def _repeated_tails(self, buf: Buffer, p: int, n: int) -> bool:
+        """Every line of ``buf[p:n]`` when all are postforget records of the wanted filter with a 0/1
+        score in lm-eval's layout whose tails differ only in their hashes (see the module docstring);
+        False (nothing added) when any line is not.
+        """
+        find, rfind, doc_id = buf.find, buf.rfind, _DOC_ID.match
+        e = find(b"\n", p)
+        h = rfind(_HASH, p, e)
+        f = rfind(_FILTER, p, h) if h > p else -1
+        if f < 0:
+            return False
+        before = buf[f - 2 : h]  # '"], "filter": .., "metrics": [..], ': the response's end to the hashes
+        first = _shared_fields(before, buf[h + _HASHES_LEN : e])
+        if first is None:
+            return False  # not such a record: no need to look further
+        want = self.want_filter if self.want_filter is not None else first[-1]
+        width = len(before)
+        ids, spans, afters, locs, chars = [], [], [], [], []
+        while p < n:
+            e = find(b"\n", p)
+            h = rfind(_HASH, p, e)
+            i = doc_id(buf, p)
+            if i is None or h < p or buf[h - width : h] != before:
+                return False
+            q = h - width  # the response's closing quote
+            s = rfind(b'"', p, q)  # its opening one, unless the response holds an escaped quote
+            chars.append(q - s - 1 if buf[s - len(_FILTERED_OPEN) : s] == _FILTERED_OPEN else _response_chars(buf, p, q + 2))
+            ids.append(i[1])
+            spans.append(buf[h : h + _HASHES_LEN])
+            afters.append(buf[h + _HASHES_LEN : e])
+            locs.append(p)
+            p = e + 1
+        doc_hashes = _lmeval_hashes(spans)
+        shared = {after: _shared_fields(before, after) for after in dict.fromkeys(afters)}
+        if doc_hashes is None or any(row is None or row[-1] != want for row in shared.values()):
+            return False
+        self.want_filter = want
+        out = self.out
+        out.lines += len(locs)
+        out.filter_lines += len(locs)
+        out.filter_seen = want
+        out.metric_used = "postforget"
+        if not out.metrics_seen and isinstance(first[-2], list):
+            out.metrics_seen = [str(m) for m in first[-2]]
+        for row in shared.values():
+            if row[-3] and row[-3] not in out.extractors:
+                out.extractors.append(row[-3])
+        out.doc_id.extend(map(int, ids))
+        out.doc_hash.extend(doc_hashes)
+        out.replicate.extend([0] * len(locs))
+        columns = zip(*map(shared.__getitem__, afters))
+        for name in ("correct", "k", "answer", "gold", "status", "subtask", "category"):
+            getattr(out, name).extend(next(columns))
+        out.locator.extend(locs)
+        out.response_chars.extend(float(s) if s >= 0 else math.nan for s in chars)
+        out.option_ll.extend([None] * len(locs))
+        return True
 
     def _lines(self, buf: Buffer, p: int, n: int) -> None:
         while p < n:
