@@ -28,7 +28,7 @@ from postforget_lmeval.analyses_report import analyses_markdown
 from postforget_lmeval.macro import macro_means
 from postforget_lmeval.results import PairResult
 
-__all__ = ["annotate", "analyses_markdown", "terminal_columns", "TERMINAL_COLUMNS"]
+__all__ = ["annotate", "annotate_deferred", "analyses_markdown", "terminal_columns", "TERMINAL_COLUMNS"]
 
 LoadItem = Callable[[str, int], Any]
 """``load_item(file, locator)`` of the input source: the full logged item (responses, options, ...)."""
@@ -99,6 +99,21 @@ def annotate(
     ``result.samples`` already started with :func:`bootstrap.in_background` (pairing starts them before it
     builds the tables); by default they start here.
     """
+    annotate_deferred(result, load_item, n_boot=n_boot, seed=seed, intervals=intervals)()
+
+
+def annotate_deferred(
+    result: PairResult,
+    load_item: LoadItem | None = None,
+    *,
+    n_boot: int = bootstrap.N_BOOT,
+    seed: int = 0,
+    intervals: Callable[[], bootstrap.Intervals] | None = None,
+) -> Callable[[], None]:
+    """:func:`annotate`, all but the bootstrap intervals: returns the function that waits for their draws
+    and adds them (their columns hold NaN until then). The draws take longer than the other analyses, so
+    a caller with work that does not read the intervals (writing samples.parquet) does it in between.
+    """
     subtasks, categories, samples = result.subtasks, result.categories, result.samples
     macro_rows = categories["average"] == "macro" if "average" in categories else pd.Series(True, categories.index)
     keys = ["subtask", "seed"]
@@ -133,10 +148,6 @@ def annotate(
         for col in SUBTASK_DRIFT_COLUMNS:
             subtasks[col] = float("nan")
 
-    per_row, per_cat = bootstrap_intervals()
-    _add_columns(subtasks, per_row, keys)
-    _add_columns(categories, per_cat, ["category"], rows=macro_rows)
-
     means = macro_means(subtasks, [*BEHAVIOUR_COLUMNS, *DRIFT_COLUMNS]).add_suffix("_mean").reset_index()
     _add_columns(categories, means, ["category"], rows=macro_rows)
     result.summary.setdefault("analyses", {}).update(
@@ -152,6 +163,13 @@ def annotate(
             else {"items": 0, "why": "no item logs option log-likelihoods on both sides (generative tasks)"},
         }
     )
+
+    def add_intervals() -> None:
+        per_row, per_cat = bootstrap_intervals()
+        _add_columns(subtasks, per_row, keys)
+        _add_columns(categories, per_cat, ["category"], rows=macro_rows)
+
+    return add_intervals
 
 
 def terminal_columns(result: PairResult) -> pd.DataFrame:

@@ -85,9 +85,11 @@ def _cells(codes: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
 def _replicate_rates(draws: np.ndarray, codes: np.ndarray, inv_k: np.ndarray, usable: bool) -> dict[str, np.ndarray]:
     """F_true and BT_true of every replicate (rows of ``draws``) for each seed column of ``codes``."""
     present = (codes != _MISSING).astype(float)
-    n = draws @ present  # replicates x seeds
+    one_hot = (codes[:, :, None] == np.arange(4)).astype(float).reshape(len(codes), -1)  # cells x (seed, code)
+    count = (draws @ one_hot).reshape(len(draws), codes.shape[1], 4)  # integers, exact in any order of summing
+    n = count.sum(axis=2)  # replicates x seeds
+    count = {c: count[:, :, c] for c in range(4)}
     with np.errstate(invalid="ignore", divide="ignore"):
-        count = {c: draws @ (codes == c).astype(float) for c in range(4)}
         acc_b = (count[3] + count[2]) / n
         acc_a = (count[3] + count[1]) / n
         if usable:
