@@ -25,6 +25,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from postforget_lmeval.groups import text_groups
+
 AT_RISK_DROP = 0.2
 DRIFT_SHARE = 0.5
 LABELS = ("drift", "mass_loss", "overtaken", "two_options")
@@ -32,15 +34,16 @@ LABELS = ("drift", "mass_loss", "overtaken", "two_options")
 
 def _probs(lls: list[np.ndarray]) -> np.ndarray:
     """Softmax of equal-length log-likelihood rows, stacked."""
-    x = np.vstack(lls).astype(float)
+    x = np.array(lls, dtype=float)
     x = np.exp(x - x.max(axis=1, keepdims=True))
     return x / x.sum(axis=1, keepdims=True)
 
 
 def _gold_index(gold: pd.Series) -> np.ndarray:
-    """Option index of a gold letter (A -> 0); -1 when the gold is not one letter."""
-    text = gold.astype(object).where(gold.notna(), "")
-    return np.array([ord(g) - 65 if isinstance(g, str) and len(g) == 1 and "A" <= g <= "Z" else -1 for g in text])
+    """Option index of a gold letter (A -> 0); -1 when the gold is not one letter (or missing)."""
+    codes, uniques = pd.factorize(gold)  # a few distinct golds: each is looked at once
+    index = [ord(g) - 65 if isinstance(g, str) and len(g) == 1 and "A" <= g <= "Z" else -1 for g in uniques]
+    return np.array([*index, -1], dtype=np.int64)[codes]  # code -1: missing
 
 
 def item_drift(samples: pd.DataFrame) -> pd.DataFrame:
@@ -50,7 +53,8 @@ def item_drift(samples: pd.DataFrame) -> pd.DataFrame:
     if "option_ll_before" not in samples or "option_ll_after" not in samples:
         return pd.DataFrame(columns=[*cols, "k", "p_gold_before", "p_gold_after", "dp_gold"])
     lb, la = samples["option_ll_before"].to_numpy(), samples["option_ll_after"].to_numpy()
-    k = np.array([len(b) if _is_list(b) and _is_list(a) and len(a) == len(b) else 0 for b, a in zip(lb, la)])
+    k_before, k_after = _lengths(lb), _lengths(la)
+    k = np.where(k_before == k_after, k_before, 0)
     gold = _gold_index(samples["gold"]) if "gold" in samples else np.full(len(samples), -1)
     usable = (k >= 2) & (gold >= 0) & (gold < k)
     out = samples.loc[usable, cols].astype({"transition": str}).reset_index(drop=True)
@@ -84,8 +88,9 @@ def item_drift(samples: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _is_list(value: object) -> bool:
-    return isinstance(value, (list, tuple, np.ndarray)) and len(value) > 0
+def _lengths(values: np.ndarray) -> np.ndarray:
+    """The number of options of every logged list (list, tuple or array); 0 for anything else."""
+    return np.array([len(v) if isinstance(v, (list, tuple, np.ndarray)) else 0 for v in values], dtype=np.int64)
 
 
 def drift_summary(items: pd.DataFrame) -> pd.DataFrame:
@@ -94,15 +99,24 @@ def drift_summary(items: pd.DataFrame) -> pd.DataFrame:
     if items.empty:
         return pd.DataFrame(columns=["subtask", "seed", "n_mc", "dp_gold_median_11", "n_at_risk", "at_risk_share",
                                      *(f"n_10_{lab}" for lab in LABELS), "drift_share"])
-    keys = [items["subtask"].astype(str), items["seed"].astype(str)]
-    kept = items["transition"] == "1->1"
-    out = pd.DataFrame({"n_mc": items.groupby(keys).size()})
-    out["dp_gold_median_11"] = items["dp_gold"].where(kept).groupby(keys).median()
-    out["n_at_risk"] = (kept & (items["dp_gold"] < -AT_RISK_DROP)).groupby(keys).sum()
-    n_11 = kept.groupby(keys).sum()
-    out["at_risk_share"] = out["n_at_risk"] / n_11.where(n_11 > 0)
-    for lab in LABELS:
-        out[f"n_10_{lab}"] = (items["label"] == lab).groupby(keys).sum()
-    split = out["n_10_drift"] + out["n_10_mass_loss"]
-    out["drift_share"] = out["n_10_drift"] / split.where(split > 0)
-    return out.rename_axis(["subtask", "seed"]).reset_index()
+    groups, names = text_groups(items, ["subtask", "seed"])
+    grouped = groups >= 0
+    group = groups[grouped]
+
+    def count(flags: np.ndarray) -> np.ndarray:
+        return np.bincount(group, weights=flags[grouped], minlength=len(names)).astype(np.int64)
+
+    dp_gold = items["dp_gold"].to_numpy(dtype=float)
+    kept = (items["transition"] == "1->1").to_numpy()
+    label = items["label"].to_numpy()
+    out = names.assign(n_mc=np.bincount(group, minlength=len(names)))
+    out["dp_gold_median_11"] = pd.Series(np.where(kept, dp_gold, np.nan)[grouped]).groupby(group).median().to_numpy()
+    out["n_at_risk"] = count(kept & (dp_gold < -AT_RISK_DROP))
+    n_11 = count(kept)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["at_risk_share"] = np.where(n_11 > 0, out["n_at_risk"] / n_11, np.nan)
+        for lab in LABELS:
+            out[f"n_10_{lab}"] = count(label == lab)
+        split = out["n_10_drift"] + out["n_10_mass_loss"]
+        out["drift_share"] = np.where(split > 0, out["n_10_drift"] / split, np.nan)
+    return out
