@@ -228,20 +228,23 @@ def _across_seeds(subtasks: pd.DataFrame, per_cat: pd.DataFrame, overall: pd.Dat
     ``per_cat`` is indexed by (category, seed), ``overall`` by seed. pandas skips NaN in both, and
     the std of a single value is NaN, as docs/method.md §2 asks for one seed.
     """
-    cat_stats = per_cat.groupby("category", sort=True).agg(["mean", "std"])  # the level by name: see _pooled
+    # column by column, as agg(["mean", "std"]) would (a whole frame's grouped mean may differ in the last bit),
+    # without its machinery; the level by name (see _pooled)
+    by_category = per_cat.groupby("category", sort=True)
+    cat_stats = pd.DataFrame({f"{m}_{s}": getattr(by_category[m], s)() for m in per_cat.columns for s in ("mean", "std")})
     all_stats = overall.agg(["mean", "std"]).unstack().to_frame("OVERALL").T
+    all_stats.columns = cat_stats.columns  # (metric, stat) in the same order
     stats = pd.concat([cat_stats, all_stats])
-    stats.columns = [f"{m}_{s}" for m, s in stats.columns]
 
     by_cat = subtasks.groupby("category", sort=True)
-    sizes = pd.DataFrame({
-        "n_subtasks": by_cat["subtask"].nunique(),
-        "n_seeds": by_cat["seed"].nunique(dropna=False),
-    })
-    sizes.loc["OVERALL"] = [
-        len(subtasks[["category", "subtask"]].drop_duplicates()),
-        subtasks["seed"].nunique(dropna=False),
-    ]
+    n_subtasks, n_seeds = by_cat["subtask"].nunique(), by_cat["seed"].nunique(dropna=False)
+    sizes = pd.DataFrame(
+        {
+            "n_subtasks": [*n_subtasks, len(subtasks[["category", "subtask"]].drop_duplicates())],
+            "n_seeds": [*n_seeds, subtasks["seed"].nunique(dropna=False)],
+        },
+        index=[*n_subtasks.index, "OVERALL"],
+    )
     out = pd.concat([sizes, stats], axis=1)
     out.insert(0, "average", average)
     return out.rename_axis("category").reset_index()
