@@ -45,7 +45,8 @@ def _add_columns(frame: pd.DataFrame, extra: pd.DataFrame, keys: Sequence[str], 
     """Set ``extra``'s non-key columns on ``frame`` (in place) by matching ``keys`` as text (``extra``'s keys
     are unique); NaN where ``extra`` has no such row; only on ``rows`` if given."""
     keys = list(keys)
-    at = pd.MultiIndex.from_frame(extra[keys].astype(str)).get_indexer(pd.MultiIndex.from_frame(frame[keys].astype(str)))
+    target = pd.MultiIndex.from_frame(frame[keys].astype(str))
+    at = pd.MultiIndex.from_frame(extra[keys].astype(str)).get_indexer(target)
     matched = extra.drop(columns=keys).reset_index(drop=True).reindex(at)  # label -1: no such row, NaN
     for col in matched.columns:
         values = matched[col].to_numpy()

@@ -42,7 +42,7 @@ LMEVAL_NO_MATCH = "[invalid]"  # lm-eval's regex filter fallback
 _UNANSWERED = {"no_answer": "no_answer", "unfinished": "cut", "invalid": "invalid", "refused": "refusal"}
 DIRECTIONS = {"1->0": ("F", "after"), "0->1": ("BT", "before")}
 """transition -> (prefix of its columns, the side that is wrong)."""
-_WRONG, _NO_ANSWER, _CUT, _REFUSAL, _UNKNOWN = (MODES.index(m) for m in ("wrong", "no_answer", "cut", "refusal", "unknown"))
+_WRONG, _NO_ANSWER, _CUT, _REFUSAL, _UNKNOWN = map(MODES.index, ("wrong", "no_answer", "cut", "refusal", "unknown"))
 
 
 def _mode_of(status: Any) -> str:
@@ -103,7 +103,8 @@ def answered(samples: pd.DataFrame, side: str) -> np.ndarray:
 def item_modes(
     samples: pd.DataFrame, max_gen_toks: Mapping[str, int | None], load_item: Callable[[str, int], Any] | None
 ) -> pd.DataFrame:
-    """The mode of every 1->0 and 0->1 item: subtask, category, seed, doc_id, transition, mode, response_chars.
+    """The mode of every 1->0 and 0->1 item: subtask, category, seed, doc_id, transition, side, mode,
+    response_chars (transition, side and mode categorical).
 
     ``max_gen_toks``: per samples file of the wrong side. ``load_item`` is called only for the items
     without an answer that are not already ``cut`` by status or length (to read their reply for a
@@ -167,8 +168,8 @@ def mode_counts(modes: pd.DataFrame, keys: pd.DataFrame) -> pd.DataFrame:
     """
     rows = keys[["subtask", "seed"]].astype(str).drop_duplicates().reset_index(drop=True)
     groups, names = text_groups(modes, ["subtask", "seed"])
-    index = pd.MultiIndex.from_frame(rows)
-    at = np.append(index.get_indexer(pd.MultiIndex.from_frame(names)), -1)[groups]  # row of rows; -1: none
+    row_of_group = pd.MultiIndex.from_frame(rows).get_indexer(pd.MultiIndex.from_frame(names))
+    at = np.append(row_of_group, -1)[groups]  # the output row of every item; -1: none
     mode = pd.Categorical(modes["mode"], categories=MODES).codes  # -1: not a mode (not counted)
     transition = pd.Categorical(modes["transition"], categories=list(DIRECTIONS)).codes
     fmt = np.isin(np.array(MODES), FORMAT_MODES)
