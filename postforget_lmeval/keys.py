@@ -23,9 +23,9 @@ def starts(*columns: np.ndarray) -> np.ndarray:
     """
     mask = np.zeros(len(columns[0]), dtype=bool)
     mask[:1] = True
-    for col in columns:
-        col = np.asarray(col)
-        mask[1:] |= col[1:] != col[:-1]
+    for col in columns:  # numpy arrays, or pandas arrays (whose != may be missing where a value is: a start)
+        differs = col[1:] != col[:-1]
+        mask[1:] |= differs if isinstance(differs, np.ndarray) else differs.to_numpy(dtype=bool, na_value=True)
     return mask
 
 

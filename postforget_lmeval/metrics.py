@@ -231,7 +231,7 @@ def _across_seeds(subtasks: pd.DataFrame, per_cat: pd.DataFrame, overall: pd.Dat
     # column by column, as agg(["mean", "std"]) would (a whole frame's grouped mean may differ in the last bit),
     # without its machinery; the level by name (see _pooled)
     by_category = per_cat.groupby("category", sort=True)
-    cat_stats = pd.DataFrame({f"{m}_{s}": getattr(by_category[m], s)() for m in per_cat.columns for s in ("mean", "std")})
+    cat_stats = pd.DataFrame({f"{m}_{s}": getattr(by_category[m], s)() for m in per_cat for s in ("mean", "std")})
     all_stats = overall.agg(["mean", "std"]).unstack().to_frame("OVERALL").T
     all_stats.columns = cat_stats.columns  # (metric, stat) in the same order
     stats = pd.concat([cat_stats, all_stats])

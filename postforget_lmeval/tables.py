@@ -35,12 +35,14 @@ def subtask_rows(paired: pd.DataFrame, joined: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(rows).set_index(["subtask", "seed"]).sort_index()
     firsts = paired[["category", "seed_before", "seed_after", "replicate", "task_before", "task_after"]]
     firsts = firsts.iloc[order[bounds[:-1]]].set_axis(index)  # never missing in paired rows: groupby's first()
-    for side in SIDES:
+    for side in SIDES:  # statuses counted over runs of one status in one group
         status = paired[f"status_{side}"].to_numpy()
+        first = np.flatnonzero(keys.starts(group, status))
+        size, status, at = np.diff(np.r_[first, len(status)]), status[first], group[first]
         logged = pd.notna(status)
-        unanswered = np.bincount(group[logged & (status != "answered")], minlength=len(index))
-        any_logged = np.bincount(group[logged], minlength=len(index)) > 0
-        out[f"unanswered_{side}"] = pd.Series(unanswered, index=index).where(pd.Series(any_logged, index=index))
+        unanswered = np.bincount(at, weights=size * (logged & (status != "answered")), minlength=len(index))
+        any_logged = pd.Series(np.bincount(at[logged], minlength=len(index)) > 0, index=index)
+        out[f"unanswered_{side}"] = pd.Series(unanswered.astype(np.int64), index=index).where(any_logged)
     lonely, unpaired = joined[joined["_merge"] != "both"], None
     if len(lonely):
         unpaired = lonely.groupby(["subtask", "seed", "_merge"], observed=True).size().unstack("_merge")
@@ -69,7 +71,7 @@ def agreement(paired: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     # the pivot (subtask, doc_id) x seed, sorted both ways, on integer codes
     names, sub = keys.unique(subtask)
-    items, item = np.unique(keys.fused(sub, paired["doc_id"].to_numpy()), return_inverse=True)
+    items, item = keys.unique(keys.fused(sub, paired["doc_id"].to_numpy()))
     seeds, col = keys.unique(seed)
     wide = {}
     for side in ("before", "after"):
@@ -120,7 +122,8 @@ def samples_frame(paired: pd.DataFrame) -> pd.DataFrame:
 
 
 def _category(column: pd.Series) -> pd.Series:
-    """``astype("category")``; a column of Python objects from its runs (:func:`keys.categorical`, much faster)."""
-    if column.dtype != object:
-        return column.astype("category")
-    return pd.Series(keys.categorical(column.to_numpy()), index=column.index, name=column.name)
+    """``astype("category")``, text encoded from its runs of equal values (:func:`keys.categorical`, faster)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column
+    values = column.to_numpy() if column.dtype == object else column.array
+    return pd.Series(keys.categorical(values), index=column.index, name=column.name)
