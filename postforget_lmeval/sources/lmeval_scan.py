@@ -13,20 +13,23 @@ searching backwards from the end and only that slice (with ``doc_id``) is decode
 string every ``"`` is escaped, so the byte pattern ``, "filter": "`` can only be a real key; the
 slice is still checked and any line the fast path cannot vouch for is parsed in full.
 
-A block of postforget records (one filter, 0/1 scores) is read with still less decoding. Of a
+A block of postforget records (one filter, 0/1 scores) is read with still less work per line. Of a
 tail only the three hashes change from line to line; the bytes before them (filter, metrics) and
 after them (scores and the postforget record, which holds short answers and statuses) repeat. So
-per line doc_id is matched as a JSON integer and the hashes as lm-eval writes them (three
-64-character digests of letters and digits, strings that JSON decodes to themselves), and the
-tail less the hashes is decoded by orjson once per distinct byte string of the block: when
-``{filter.., scores..}`` decodes to an object without doc_id or hash keys, the tail decodes to that
-object plus the hashes. A block with any line that does not fit is read by the path above.
+per line only the newline, the hashes and the response's opening quote are searched for; then,
+for all lines of the block at once on numpy rows, doc_id is checked and decoded as a JSON integer,
+the bytes before the hashes compared with the first line's and the hashes checked to be lm-eval's
+(sha256 hex digests: strings that JSON decodes to themselves); and the tail less the hashes is
+decoded by orjson once per distinct byte string: when ``{filter.., scores..}`` decodes to an object
+without doc_id or hash keys, the tail decodes to that object plus the hashes. A block with any
+line that does not fit is read by the path above.
 
 ``response_chars`` on the fast path is the byte length of the logged response JSON less its
 brackets and quotes (a postforget line's ``filtered_resps``, which holds the scored response; else
 ``resps``, per replicate): exact for ASCII text without escapes, a slight overestimate otherwise
 (escapes, multi-byte UTF-8). Rescoring parses every line in full (orjson) and measures
-the response exactly. This module imports nothing heavy, so worker processes start quickly.
+the response exactly. Besides numpy and orjson this module imports nothing heavy, so worker
+processes start quickly.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from typing import Any
 
 import numpy as np
 import orjson
+from numpy.lib.stride_tricks import sliding_window_view
 
 from postforget_lmeval.sources.base import ReadRequest
 
@@ -58,7 +62,7 @@ _RESPS = b', "resps": '
 _TARGET = b', "target": '
 _ARGS = b', "arguments": {"gen_args_0": '
 _FILTERED_OPEN = _FILTERED + b"["
-_DOC_ID = re.compile(rb'\{"doc_id": (-?(?:0|[1-9][0-9]{0,17})),')  # at most 18 digits: orjson's int64 range
+_HEAD_BYTES = len(_HEAD) + 24  # doc_id's comma is within these
 _HASHES = b'"doc_hash": "%s", "prompt_hash": "%s", "target_hash": "%s"' % ((b"\0" * 64,) * 3)
 """How lm-eval logs the hashes: three sha256 hex digests, where the runs of NUL are (:func:`_lmeval_hashes`)."""
 _HASHES_LEN = len(_HASHES)
@@ -215,18 +219,77 @@ def _old_layout_defaults(sample: dict[str, Any]) -> None:
     sample.setdefault("filter", "none")
 
 
-def _lmeval_hashes(spans: list[bytes]) -> list[str] | None:
-    """The doc_hash of each of ``spans`` (``'"doc_hash": "..", "prompt_hash": "..", "target_hash": ".."'``),
-    or None unless every span is exactly that with three 64-character digests of ASCII letters and digits
-    (lm-eval writes sha256 hex digests; as JSON, such a string decodes to itself)."""
-    joined = b"".join(spans)
-    if len(joined) != len(spans) * len(_HASHES):
+def _layout_fields(
+    buf: Buffer, n: int, starts: list[int], hashes_at: list[int], quotes: list[int], before: bytes
+) -> tuple[list[int], list[str], list[float]] | None:
+    """doc_id, doc_hash and response_chars of the lines of ``buf[:n]`` that start at ``starts``, whose
+    hashes are at ``hashes_at`` right after ``before`` and whose response's last quote before it
+    is at ``quotes``; None unless every line starts as lm-eval's do and has ``before`` and lm-eval's
+    hashes there. The bytes are compared on rows copied out of a numpy view of ``buf``, all lines at once.
+    """
+    at, hashes, quote = (np.fromiter(x, np.int64, len(x)) for x in (starts, hashes_at, quotes))
+    if (hashes + _HASHES_LEN >= np.append(at[1:], n)).any():  # past the line's newline
         return None
-    table = np.frombuffer(joined, np.uint8).reshape(len(spans), len(_HASHES)).copy()
+    width = len(before)
+    opening = quote - len(_FILTERED_OPEN)
+    opened = opening >= at
+    # every line holds before + hashes after its start, so these rows lie inside it
+    tails, heads, openings = _rows(buf, width + _HASHES_LEN, (hashes - width, at, np.where(opened, opening, at)))
+    doc_hashes = _lmeval_hashes(tails[:, width:])
+    if doc_hashes is None or not (tails[:, :width] == np.frombuffer(before, np.uint8)).all():
+        return None
+    doc_ids = _doc_ids(heads[:, :_HEAD_BYTES])
+    if doc_ids is None:
+        return None
+    opened &= (openings[:, : len(_FILTERED_OPEN)] == np.frombuffer(_FILTERED_OPEN, np.uint8)).all(axis=1)
+    chars = hashes - width - quote - 1
+    for i in np.flatnonzero(~opened):  # an escaped quote in the response (or no such response)
+        chars[i] = _response_chars(buf, starts[i], hashes_at[i] - width + 2)
+    return doc_ids, doc_hashes, np.where(chars >= 0, chars, math.nan).tolist()
+
+
+def _rows(buf: Buffer, width: int, starts: tuple[np.ndarray, ...]) -> list[np.ndarray]:
+    """Copies of ``buf[i : i + width]`` for each ``i`` of each of ``starts``, one 2-D array each (all in range)."""
+    view = sliding_window_view(np.frombuffer(buf, np.uint8), width)
+    try:
+        return [view[i] for i in starts]
+    finally:
+        del view  # release the buffer even on an error: a mapping cannot be closed while exported
+
+
+def _doc_ids(heads: np.ndarray) -> list[int] | None:
+    """The doc_id of each row of ``heads`` (a line's first bytes, ``'{"doc_id": <digits>, ..'``), None unless every
+    row starts so. The rows become ``'  <digits>,  '`` and orjson decodes them all as one JSON array."""
+    heads = heads.copy()
+    comma = heads[:, len(_HEAD) :] == ord(",")
+    if not (heads[:, : len(_HEAD)] == np.frombuffer(_HEAD, np.uint8)).all() or not comma.any(axis=1).all():
+        return None
+    at = len(_HEAD) + comma.argmax(axis=1)[:, None]  # the first comma
+    column = np.arange(heads.shape[1])
+    number = (column >= len(_HEAD)) & (column < at)
+    digits = ((heads >= ord("0")) & (heads <= ord("9"))) | (heads == ord("-"))
+    if not (digits | ~number).all() or not (at - len(_HEAD)).all() or (at - len(_HEAD) > 19).any():
+        return None  # 1 to 19 digits and minus signs: orjson reads 64-bit JSON integers or fails
+    heads[~number & (column != at)] = ord(" ")
+    heads[-1, at[-1]] = ord("]")
+    try:
+        doc_ids = orjson.loads(b"[" + heads.tobytes())
+    except orjson.JSONDecodeError:
+        return None
+    return doc_ids if len(doc_ids) == len(heads) else None
+
+
+def _lmeval_hashes(table: np.ndarray) -> list[str] | None:
+    """The doc_hash of each row of ``table`` (``'"doc_hash": "..", "prompt_hash": "..", "target_hash": ".."'``),
+    or None unless every row is exactly that with three sha256 hex digests (64 of 0-9a-f: as JSON, such a
+    string decodes to itself)."""
+    table = table.copy()
     digests = [table[:, start:stop].tobytes() for start, stop in _DIGESTS]
     for start, stop in _DIGESTS:
         table[:, start:stop] = 0
-    if not (table == np.frombuffer(_HASHES, np.uint8)).all() or not b"".join(digests).isalnum():
+    digits = np.frombuffer(b"".join(digests), np.uint8)
+    hexadecimal = ((digits >= ord("0")) & (digits <= ord("9"))) | ((digits >= ord("a")) & (digits <= ord("f")))
+    if not (table == np.frombuffer(_HASHES, np.uint8)).all() or not hexadecimal.all():
         return None
     text = digests[0].decode("ascii")
     return [text[i : i + 64] for i in range(0, len(text), 64)]
@@ -362,7 +425,7 @@ class Scanner:
         score in lm-eval's layout whose tails differ only in their hashes (see the module docstring);
         False (nothing added) when any line is not.
         """
-        find, rfind, doc_id = buf.find, buf.rfind, _DOC_ID.match
+        find, rfind = buf.find, buf.rfind
         e = find(b"\n", p)
         h = rfind(_HASH, p, e)
         f = rfind(_FILTER, p, h) if h > p else -1
@@ -374,29 +437,25 @@ class Scanner:
             return False  # not such a record: no need to look further
         want = self.want_filter if self.want_filter is not None else first[-1]
         width = len(before)
-        ids, spans, afters, locs, chars = [], [], [], [], []
-        while p < n:
+        starts, hashes_at, quotes, afters = [], [], [], []
+        while p < n:  # per line only searches; what they found is checked for all lines at once
             e = find(b"\n", p)
             h = rfind(_HASH, p, e)
-            i = doc_id(buf, p)
-            if i is None or h < p or buf[h - width : h] != before:
+            if h - width < p:
                 return False
-            q = h - width  # the response's closing quote
-            s = rfind(b'"', p, q)  # its opening one, unless the response holds an escaped quote
-            chars.append(q - s - 1 if buf[s - len(_FILTERED_OPEN) : s] == _FILTERED_OPEN else _response_chars(buf, p, q + 2))
-            ids.append(i[1])
-            spans.append(buf[h : h + _HASHES_LEN])
+            starts.append(p)
+            hashes_at.append(h)
+            quotes.append(rfind(b'"', p, h - width))  # the response's opening quote, unless it holds an escaped one
             afters.append(buf[h + _HASHES_LEN : e])
-            locs.append(p)
             p = e + 1
-        doc_hashes = _lmeval_hashes(spans)
+        fields = _layout_fields(buf, n, starts, hashes_at, quotes, before)
         shared = {after: _shared_fields(before, after) for after in dict.fromkeys(afters)}
-        if doc_hashes is None or any(row is None or row[-1] != want for row in shared.values()):
+        if fields is None or any(row is None or row[-1] != want for row in shared.values()):
             return False
         self.want_filter = want
         out = self.out
-        out.lines += len(locs)
-        out.filter_lines += len(locs)
+        out.lines += len(starts)
+        out.filter_lines += len(starts)
         out.filter_seen = want
         out.metric_used = "postforget"
         if not out.metrics_seen and isinstance(first[-2], list):
@@ -404,15 +463,16 @@ class Scanner:
         for row in shared.values():
             if row[-3] and row[-3] not in out.extractors:
                 out.extractors.append(row[-3])
-        out.doc_id.extend(map(int, ids))
+        doc_ids, doc_hashes, chars = fields
+        out.doc_id.extend(doc_ids)
         out.doc_hash.extend(doc_hashes)
-        out.replicate.extend([0] * len(locs))
+        out.replicate.extend([0] * len(starts))
         columns = zip(*map(shared.__getitem__, afters))
         for name in ("correct", "k", "answer", "gold", "status", "subtask", "category"):
             getattr(out, name).extend(next(columns))
-        out.locator.extend(locs)
-        out.response_chars.extend(float(s) if s >= 0 else math.nan for s in chars)
-        out.option_ll.extend([None] * len(locs))
+        out.locator.extend(starts)
+        out.response_chars.extend(chars)
+        out.option_ll.extend([None] * len(starts))
         return True
 
     def _lines(self, buf: Buffer, p: int, n: int) -> None:
