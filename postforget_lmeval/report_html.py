@@ -266,7 +266,7 @@ def pairs_html(wide: pd.DataFrame, long: pd.DataFrame, png: bytes | None, direct
 def renderers(result: PairResult, plot: bool = True) -> dict[str, Callable[[Path], None]]:
     """File name -> writer for every report file of one pairing; ``outputs.write_outputs`` writes them."""
     image = None
-    if plot:  # matplotlib only when a figure is drawn
+    if plot:  # plots (and matplotlib) only when a figure is drawn
         from postforget_lmeval import plots
 
         image = plots.categories_png(result)
