@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from postforget_lmeval import metrics, paper, provenance, reading, tables
+from postforget_lmeval import keys, metrics, paper, provenance, reading, tables
 from postforget_lmeval.results import PairingError, PairResult
 from postforget_lmeval.run_plan import SIDES, Collected, listing
 from postforget_lmeval.sources.base import LoadedItem, Progress, ReadRequest, RunRead, Source, item_table
@@ -74,7 +74,11 @@ def _record(side: str, source: Source, read: RunRead, got: Collected) -> None:
 def _side_table(
     side: str, reads: list[RunRead], source: Source, k: float | None, got: Collected
 ) -> tuple[pd.DataFrame, dict[str, int]]:
-    """All items of one side in one table, deduplicated; raises on ambiguous runs and on a dataset that changed."""
+    """All items of one side in one table, deduplicated; raises on ambiguous runs and on a dataset that changed.
+
+    ``subtask`` is categorical (categories in order of appearance): the later steps work on its codes;
+    ``source`` (one value) is categorical as in samples.parquet.
+    """
     frames = [read.rows for read in reads if len(read.rows)]
     if not frames:
         mine = [w for w in got.warnings if w.startswith(side)]
@@ -85,8 +89,11 @@ def _side_table(
     if k is not None:
         ordinary = np.repeat([not r.run.self_scored for r in frames], sizes)
         df.loc[ordinary, "k"] = float(k)
-    df["source"] = source.name
-    tasks = df.groupby(["subtask", "seed_value"], observed=True)["task"].nunique()
+    df["source"] = pd.Categorical.from_codes(np.zeros(len(df), dtype=np.int8), pd.Index([source.name], dtype="str"))
+    sub, subtasks = keys.factorize(df["subtask"].to_numpy())
+    seed, task = df["seed_value"].cat.codes.to_numpy(), df["task"].cat.codes.to_numpy()
+    distinct = df.loc[keys.starts(sub, seed, task), ["subtask", "seed_value", "task"]]  # every (subtask, seed, task)
+    tasks = distinct.groupby(["subtask", "seed_value"], observed=True)["task"].nunique()
     if (tasks > 1).any():
         subtask, seed = tasks[tasks > 1].index[0]
         names = sorted(df.loc[(df["subtask"] == subtask) & (df["seed_value"] == seed), "task"].unique())
@@ -94,22 +101,26 @@ def _side_table(
             f"{side}: sub-benchmark {subtask} seed {seed} comes from several tasks ({', '.join(names)}); "
             "keep one with --exclude (e.g. --exclude '*_base') or move the other run out of the directory"
         )
-    dup = df.duplicated(["subtask", "seed_value", "replicate", "doc_id"], keep="first")
-    duplicates = {str(s): int(n) for s, n in df.loc[dup, "subtask"].value_counts().items()}
+    dup = pd.Series(keys.fused(sub, seed, df["replicate"].to_numpy(), df["doc_id"].to_numpy())).duplicated().to_numpy()
+    duplicates: dict[str, int] = {}
+    if dup.any():
+        duplicates = {str(s): int(n) for s, n in df.loc[dup, "subtask"].value_counts().items()}
+        df, sub = df.loc[~dup].reset_index(drop=True), sub[~dup]
     for subtask, n in duplicates.items():
         got.warnings.append(f"{side}: {subtask}: {n} duplicate item line(s) in one run; the first is used")
-    df = df.loc[~dup].reset_index(drop=True)
-    hashes = df.groupby(["subtask", "doc_id"])["doc_hash"].nunique()
-    if (hashes > 1).any():
-        changed = hashes[hashes > 1]
-        subtask, doc_id = changed.index[0]
-        runs = df.loc[(df["subtask"] == subtask) & (df["doc_id"] == doc_id), ["task", "seed_value"]].drop_duplicates()
-        raise PairingError(
-            f"{side}: doc_hash of {subtask} doc_id {doc_id} differs between runs "
-            f"({', '.join(f'{t} seed {s}' for t, s in runs.itertuples(index=False))}): "
-            "the dataset changed between them "
-            f"({len(changed)} item(s) in all); re-run them on the same data"
-        )
+    if keys.varies_within(keys.fused(sub, df["doc_id"].to_numpy()), df["doc_hash"].to_numpy()):  # then the exact test
+        hashes = df.groupby(["subtask", "doc_id"])["doc_hash"].nunique()
+        if (hashes > 1).any():
+            changed = hashes[hashes > 1]
+            subtask, doc_id = changed.index[0]
+            runs = df.loc[(df["subtask"] == subtask) & (df["doc_id"] == doc_id), ["task", "seed_value"]]
+            raise PairingError(
+                f"{side}: doc_hash of {subtask} doc_id {doc_id} differs between runs "
+                f"({', '.join(f'{t} seed {s}' for t, s in runs.drop_duplicates().itertuples(index=False))}): "
+                "the dataset changed between them "
+                f"({len(changed)} item(s) in all); re-run them on the same data"
+            )
+    df["subtask"] = pd.Categorical.from_codes(sub, pd.Index(subtasks, dtype=object))
     return df, duplicates
 
 
@@ -119,12 +130,17 @@ def _seed_plan(
     """Which before seed pairs with which after seed, per sub-benchmark, and how that was decided."""
 
     def seeds(df: pd.DataFrame) -> dict[str, list[str]]:
-        order = (
-            df[["subtask", "seed_value", "seed_num"]]
-            .drop_duplicates()
-            .sort_values(["seed_num", "seed_value"], na_position="last")
-        )
-        return order.groupby("subtask", sort=False)["seed_value"].agg(list).to_dict()
+        """Per sub-benchmark its seeds: by number, then the unnumbered ('none'), ties in order of appearance."""
+        subtask, seed = df["subtask"].cat, df["seed_value"].cat  # categories in order of appearance
+        sub, codes = subtask.codes.to_numpy(), seed.codes.to_numpy()  # a seed's number comes with its code
+        first = keys.starts(sub, codes)
+        number = df["seed_num"].to_numpy()[first]
+        order = zip(np.isnan(number).tolist(), np.nan_to_num(number).tolist(), codes[first].tolist())
+        distinct = dict(zip(zip(sub[first].tolist(), codes[first].tolist()), order))  # (subtask, seed): its place
+        out: dict[str, list[str]] = {}
+        for s, code in sorted(distinct, key=distinct.__getitem__):
+            out.setdefault(subtask.categories[s], []).append(seed.categories[code])
+        return out
 
     sb, sa = seeds(before), seeds(after)
     rows, report = [], {}
@@ -175,19 +191,67 @@ def _warn_seeds(report: dict[str, Any], got: Collected) -> None:
 
 
 def _join(before: pd.DataFrame, after: pd.DataFrame, plan_: pd.DataFrame) -> pd.DataFrame:
-    """Outer join of the matched seeds on (subtask, seed label, replicate, doc_id); raises on doc_hash mismatch."""
-    key = ["subtask", "seed_label", "replicate", "doc_id"]
+    """Outer join of the matched seeds on (subtask, seed label, replicate, doc_id); raises on doc_hash mismatch.
+
+    The rows, order (sorted by the key) and dtypes of pandas' outer merge, made on integer codes:
+    each row's plan row (sub-benchmark and seed), then one int64 key per item, sorted once. The side
+    tables have a RangeIndex, so their rows are taken by position.
+    """
     keep = list(_JOIN_KEEP)
     if "correct_logged" in before or "correct_logged" in after:
         keep.append("correct_logged")
-        for df in (before, after):
-            if "correct_logged" not in df:
-                df["correct_logged"] = df["correct"]
-    b = before.merge(plan_, left_on=["subtask", "seed_value"], right_on=["subtask", "seed_before"])[key + keep]
-    a = after.merge(plan_, left_on=["subtask", "seed_value"], right_on=["subtask", "seed_after"])[key + keep]
-    joined = b.merge(a, on=key, how="outer", suffixes=("_before", "_after"), indicator=True)
-    bad = joined[(joined["_merge"] == "both") & (joined["doc_hash_before"] != joined["doc_hash_after"])]
-    if len(bad):
+    sides = {"before": before, "after": after}
+    rows = {side: _plan_rows(df, plan_, f"seed_{side}") for side, df in sides.items()}
+    ranked = plan_.sort_values(["subtask", "seed_label"]).index.to_numpy()  # plan rows in key order
+    rank = np.empty(len(plan_), dtype=np.int64)
+    rank[ranked] = np.arange(len(plan_))
+    picked = {side: np.flatnonzero(rows[side] >= 0) for side in SIDES}  # the rows of matched seeds
+    stacked = np.concatenate([picked[side] for side in SIDES])  # before's, then after's
+    plan_row = np.concatenate([rows[side][picked[side]] for side in SIDES])
+    replicate, doc_id = (
+        np.concatenate([sides[side][c].to_numpy()[picked[side]] for side in SIDES]) for c in ("replicate", "doc_id")
+    )
+    key = keys.fused(rank[plan_row], replicate, doc_id)  # one per item and side (each side deduplicated)
+    order = np.argsort(key, kind="stable")  # by item; an item on both sides: its before row, then its after row
+    starts = keys.starts(key[order])
+    lead = order[starts]  # one row per item, in key order
+    n_before = len(picked["before"])
+    at = {  # per item, its row in each side's table; -1: none
+        "before": np.where(lead < n_before, stacked[lead], -1),
+        "after": np.where(lead >= n_before, stacked[lead], -1),
+    }
+    second = np.r_[~starts[1:], False][starts]  # the item's after row follows its before row
+    at["after"][second] = stacked[order[np.flatnonzero(starts)[second] + 1]]
+    merge = np.where(at["after"] < 0, 0, np.where(at["before"] < 0, 1, 2))
+    item_plan = plan_row[lead]
+    parts = [
+        pd.DataFrame(
+            {
+                "subtask": pd.Series(plan_["subtask"].to_numpy(dtype=object)[item_plan], dtype=object),
+                "seed_label": plan_["seed_label"].array.take(item_plan),
+                "replicate": replicate[lead],
+                "doc_id": doc_id[lead],
+            }
+        )
+    ]
+    for side in SIDES:
+        frame = sides[side]
+        if "correct_logged" in keep and "correct_logged" not in frame:
+            frame = frame.assign(correct_logged=frame["correct"])
+        part = frame[keep].take(at[side]) if (at[side] >= 0).all() else frame[keep].reindex(at[side])  # -1: NaN row
+        parts.append(part.set_axis([f"{c}_{side}" for c in keep], axis=1).reset_index(drop=True))
+    parts.append(
+        pd.DataFrame(
+            {
+                "_merge": pd.Categorical.from_codes(merge, ["left_only", "right_only", "both"]),
+                "seed_before": plan_["seed_before"].array.take(item_plan),
+                "seed_after": plan_["seed_after"].array.take(item_plan),
+            }
+        )
+    )
+    joined = pd.concat(parts, axis=1)
+    if ((merge == 2) & (joined["doc_hash_before"].to_numpy() != joined["doc_hash_after"].to_numpy())).any():
+        bad = joined[(joined["_merge"] == "both") & (joined["doc_hash_before"] != joined["doc_hash_after"])]
         first = bad.iloc[0]
         per = bad.groupby("subtask")["doc_id"].nunique().to_dict()
         raise PairingError(
@@ -195,7 +259,6 @@ def _join(before: pd.DataFrame, after: pd.DataFrame, plan_: pd.DataFrame) -> pd.
             f"after: task {first['task_after']}): the two runs did not see the same item. Mismatched items per "
             f"sub-benchmark: {per}. Re-run both sides on the same dataset version, or leave the task out with --exclude"
         )
-    joined = joined.merge(plan_, on=["subtask", "seed_label"], how="left")
     repeats = joined["has_repeats_before"].fillna(False).astype(bool) | joined["has_repeats_after"].fillna(
         False
     ).astype(bool)
@@ -206,6 +269,17 @@ def _join(before: pd.DataFrame, after: pd.DataFrame, plan_: pd.DataFrame) -> pd.
     )
     joined["k"] = joined["k_before"].fillna(joined["k_after"])
     return joined
+
+
+def _plan_rows(side: pd.DataFrame, plan_: pd.DataFrame, column: str) -> np.ndarray:
+    """Per row of a side table, its row of the seed plan (its sub-benchmark and ``column``'s seed), -1 if none."""
+    subtasks, seeds = side["subtask"].cat, side["seed_value"].cat
+    table = np.full((len(subtasks.categories), len(seeds.categories)), -1, dtype=np.int64)
+    where = {(s, x): (i, j) for i, s in enumerate(subtasks.categories) for j, x in enumerate(seeds.categories)}
+    for row, (subtask, seed) in enumerate(zip(plan_["subtask"], plan_[column])):
+        if (subtask, seed) in where:
+            table[where[subtask, seed]] = row
+    return table[subtasks.codes.to_numpy(), seeds.codes.to_numpy()]
 
 
 def _warn_unpaired(joined: pd.DataFrame, got: Collected) -> None:
@@ -229,9 +303,12 @@ def _warn_unpaired(joined: pd.DataFrame, got: Collected) -> None:
 
 def _categories(joined: pd.DataFrame, got: Collected) -> pd.Series:
     """One category per sub-benchmark: a named one wins over the task-name fallback of ordinary tasks."""
+    sub = joined["subtask"].to_numpy()
     stacked = pd.concat(
         [
-            joined[["subtask", f"category_{side}"]].drop_duplicates().set_axis(["subtask", "category"], axis=1)
+            joined.loc[keys.starts(sub, joined[f"category_{side}"].to_numpy()), ["subtask", f"category_{side}"]]
+            .drop_duplicates()
+            .set_axis(["subtask", "category"], axis=1)
             for side in SIDES
         ]
     ).dropna()  # pairs deduplicated per side first: one row per item is many times more than needed
@@ -241,7 +318,7 @@ def _categories(joined: pd.DataFrame, got: Collected) -> pd.Series:
             got.warnings.append(
                 f"{subtask}: category differs between the sides ({', '.join(map(str, cats))}); using {cats.iloc[0]}"
             )
-    chosen = {s: s for s in joined["subtask"].unique()}
+    chosen = {s: s for s in keys.factorize(sub)[1]}
     chosen.update(named.drop_duplicates("subtask").set_index("subtask")["category"].to_dict())
     return pd.Series(chosen, name="category")
 
@@ -325,7 +402,7 @@ def finish(begun: reading.Started, progress: Progress | None = None) -> PairResu
             if kept:
                 got.note(f"--chance-k paper: not sub-benchmarks of the paper, k stays per item: {listing(kept)}")
 
-    names = {side: set(tables_[side]["subtask"].unique().tolist()) for side in SIDES}
+    names = {side: set(tables_[side]["subtask"].cat.categories) for side in SIDES}
     only = {side: sorted(names[side] - names[other]) for side, other in (("before", "after"), ("after", "before"))}
     for side, missing in only.items():
         if missing:
@@ -340,13 +417,17 @@ def finish(begun: reading.Started, progress: Progress | None = None) -> PairResu
             f"{listing(sorted(names['before']))}; after: {listing(sorted(names['after']))})"
         )
     joined = _join(tables_["before"], tables_["after"], plan_)
-    joined["category"] = joined["subtask"].map(_categories(joined, got))
-    paired = joined[joined["_merge"] == "both"].rename(columns={"correct_before": "before", "correct_after": "after"})
+    sub, subtask_names = keys.factorize(joined["subtask"].to_numpy())
+    joined["category"] = _categories(joined, got)[subtask_names].array.take(sub)  # a map over the subtask codes
+    both = joined["_merge"] == "both"
+    paired = joined if both.all() else joined[both]  # all paired: no copy
+    paired = paired.rename(columns={"correct_before": "before", "correct_after": "after"})
     if paired.empty:
         raise PairingError(
             "no item is present on both sides for any matched seed: check that both directories ran the same tasks"
         )
-    paired = paired.astype({"before": np.int8, "after": np.int8})
+    for col in ("before", "after"):
+        paired[col] = paired[col].astype(np.int8)
     _warn_unpaired(joined, got)
     if strict and got.warnings:
         raise PairingError("--strict: " + listing(got.warnings, 5, "; "))
