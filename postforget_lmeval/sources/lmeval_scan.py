@@ -222,10 +222,10 @@ def _old_layout_defaults(sample: dict[str, Any]) -> None:
 def _layout_fields(
     buf: Buffer, n: int, starts: list[int], hashes_at: list[int], quotes: list[int], before: bytes
 ) -> tuple[list[int], list[str], list[float]] | None:
-    """doc_id, doc_hash and response_chars of the lines of ``buf[:n]`` that start at ``starts``, whose
-    hashes are at ``hashes_at`` right after ``before`` and whose response's last quote before it
-    is at ``quotes``; None unless every line starts as lm-eval's do and has ``before`` and lm-eval's
-    hashes there. The bytes are compared on rows copied out of a numpy view of ``buf``, all lines at once.
+    """doc_id, doc_hash and response_chars of the lines of ``buf[:n]`` that start at ``starts``, with
+    ``before`` + lm-eval's hashes at ``hashes_at`` (``before`` begins at the response's closing quote)
+    and the last quote before that at ``quotes``; None unless every line is so and starts as lm-eval's
+    do. The bytes are compared on rows copied out of a numpy view of ``buf``, all lines at once.
     """
     at, hashes, quote = (np.fromiter(x, np.int64, len(x)) for x in (starts, hashes_at, quotes))
     if (hashes + _HASHES_LEN >= np.append(at[1:], n)).any():  # past the line's newline
@@ -234,27 +234,24 @@ def _layout_fields(
     opening = quote - len(_FILTERED_OPEN)
     opened = opening >= at
     # every line holds before + hashes after its start, so these rows lie inside it
-    tails, heads, openings = _rows(buf, width + _HASHES_LEN, (hashes - width, at, np.where(opened, opening, at)))
+    data = np.frombuffer(buf, np.uint8)
+    try:
+        tails = sliding_window_view(data, width + _HASHES_LEN)[hashes - width]
+        heads = sliding_window_view(data, _HEAD_BYTES)[at]
+        openings = sliding_window_view(data, len(_FILTERED_OPEN))[np.where(opened, opening, at)]
+    finally:
+        del data  # release the buffer even on an error: a mapping cannot be closed while exported
     doc_hashes = _lmeval_hashes(tails[:, width:])
     if doc_hashes is None or not (tails[:, :width] == np.frombuffer(before, np.uint8)).all():
         return None
-    doc_ids = _doc_ids(heads[:, :_HEAD_BYTES])
+    doc_ids = _doc_ids(heads)
     if doc_ids is None:
         return None
-    opened &= (openings[:, : len(_FILTERED_OPEN)] == np.frombuffer(_FILTERED_OPEN, np.uint8)).all(axis=1)
+    opened &= (openings == np.frombuffer(_FILTERED_OPEN, np.uint8)).all(axis=1)
     chars = hashes - width - quote - 1
     for i in np.flatnonzero(~opened):  # an escaped quote in the response (or no such response)
         chars[i] = _response_chars(buf, starts[i], hashes_at[i] - width + 2)
     return doc_ids, doc_hashes, np.where(chars >= 0, chars, math.nan).tolist()
-
-
-def _rows(buf: Buffer, width: int, starts: tuple[np.ndarray, ...]) -> list[np.ndarray]:
-    """Copies of ``buf[i : i + width]`` for each ``i`` of each of ``starts``, one 2-D array each (all in range)."""
-    view = sliding_window_view(np.frombuffer(buf, np.uint8), width)
-    try:
-        return [view[i] for i in starts]
-    finally:
-        del view  # release the buffer even on an error: a mapping cannot be closed while exported
 
 
 def _doc_ids(heads: np.ndarray) -> list[int] | None:
