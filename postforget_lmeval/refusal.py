@@ -34,6 +34,13 @@ PHRASES: tuple[str, ...] = (
 )
 """Refusal phrases (regular expressions, matched after lower-casing and straightening apostrophes)."""
 
+CUES: tuple[str, ...] = (
+    "i can", "i am ", "i'm ", "i won't", "i will not", "i must", "i have to", "i decline", "i refuse", "sorry",
+    "apologi", "as an ai", "appropriate", "against my",
+)  # fmt: skip
+"""Words every match of :data:`PHRASES` contains (a test checks it): a sentence with none of them is not
+searched with the phrases, which is slow on the long unpunctuated traces of replies without an answer."""
+
 _PATTERN = re.compile("|".join(f"(?:{p})" for p in PHRASES))
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _THINK_END = "</think>"
@@ -45,12 +52,47 @@ def visible_text(reply: str) -> str:
 
 
 def edge_sentences(text: str) -> list[str]:
-    """The first and the last non-empty sentence of ``text`` (one sentence if there is only one)."""
-    sentences = [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
-    return sentences[:1] + sentences[-1:] if len(sentences) > 1 else sentences
+    """The first and the last non-empty sentence of ``text`` (one sentence if there is only one).
+
+    Only the two ends are looked at, with plain string searches (a reply without an answer is often a
+    long unfinished trace; splitting all of it with the separator pattern showed in the analyses' time).
+    """
+    text = text.strip()
+    first = _first_separator(text)
+    if first < 0:
+        return [text] if text else []
+    last_end = _SENTENCE_END.match(text, _last_separator(text))
+    assert last_end is not None  # a line break, or whitespace after . ! ?, begins a separator
+    return [text[:first].strip(), text[last_end.end() :].strip()]
+
+
+def _first_separator(text: str) -> int:
+    """Where the first separator begins, -1 if none: a line break, or whitespace after . ! ? (as
+    _SENTENCE_END matches them)."""
+    starts = [text.find("\n")]
+    for mark in ".!?":
+        i = text.find(mark)
+        while i >= 0 and not text[i + 1 : i + 2].isspace():
+            i = text.find(mark, i + 1)
+        starts.append(i + 1 if i >= 0 else -1)
+    return min((i for i in starts if i >= 0), default=-1)
+
+
+def _last_separator(text: str) -> int:
+    """Where the last separator begins, -1 if none (see :func:`_first_separator`)."""
+    starts = [text.rfind("\n")]
+    for mark in ".!?":
+        i = text.rfind(mark)
+        while i >= 0 and not text[i + 1 : i + 2].isspace():
+            i = text.rfind(mark, 0, i)
+        starts.append(i + 1 if i >= 0 else -1)
+    return max(starts)
 
 
 def is_refusal(reply: str) -> bool:
     """Whether a reply *without an extracted answer* refuses, by the module's rule."""
-    text = visible_text(reply).lower().replace("\u2019", "'").replace("\u2018", "'")
-    return any(_PATTERN.search(s) for s in edge_sentences(text))
+    for sentence in edge_sentences(visible_text(reply)):
+        text = sentence.lower().replace("\u2019", "'").replace("\u2018", "'")
+        if any(cue in text for cue in CUES) and _PATTERN.search(text):
+            return True
+    return False
