@@ -6,6 +6,9 @@ import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from re import _constants as C  # noqa: N812 - the regex parser's opcodes, to expand the phrases
+from re import _parser as re_parser
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -13,7 +16,7 @@ import pytest
 
 from postforget_lmeval import pair
 from postforget_lmeval.failure_modes import answered, behaviour, item_modes, mode_counts
-from postforget_lmeval.refusal import edge_sentences, is_refusal
+from postforget_lmeval.refusal import CUES, PHRASES, edge_sentences, is_refusal
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
 from lmeval_runs import LONG_RESPONSE, pf_record, sample_line, write_run  # noqa: E402
@@ -185,3 +188,32 @@ def test_through_pairing_with_real_lmeval_files(tmp_path) -> None:
     assert result.summary["analyses"]["failure_modes"]["items_read_back"] == 2  # the two short no_answer replies
     sub = result.subtasks.iloc[0]
     assert sub["answered_before"] == 1.0 and sub["answered_after"] == pytest.approx(1 / 6)
+
+
+def _expansions(items: Any) -> set[str]:
+    """Every string a refusal phrase matches (the phrases are finite: literals, classes, branches, '?')."""
+    out = {""}
+    for op, av in items:
+        if op is C.LITERAL:
+            options = {chr(av)}
+        elif op is C.IN:
+            assert all(kind is C.LITERAL for kind, _ in av), av
+            options = {chr(code) for _, code in av}
+        elif op is C.BRANCH:
+            options = set().union(*(_expansions(branch) for branch in av[1]))
+        elif op is C.SUBPATTERN:
+            options = _expansions(av[3])
+        elif op is C.MAX_REPEAT and av[:2] == (0, 1):
+            options = {""} | _expansions(av[2])
+        else:
+            raise AssertionError(f"a phrase that is not a finite set of strings: {op}")
+        out = {a + b for a in out for b in options}
+    return out
+
+
+def test_every_phrase_holds_a_cue() -> None:
+    """is_refusal skips sentences without a cue word: every string any phrase matches must hold one."""
+    strings = set().union(*(_expansions(re_parser.parse(p)) for p in PHRASES))
+    assert len(strings) > 100
+    assert [s for s in strings if not any(cue in s for cue in CUES)] == []
+    assert all(is_refusal(f"Well. Honestly {s} do this for you") for s in strings)
