@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -41,7 +41,12 @@ OPTION_KEYS = ("pf_options", "choices", "options", "endings")
 def _is_array(path: str) -> bool:
     """A 0.4.0-0.4.2 log (one indented JSON array) rather than JSON lines."""
     with open(path, "rb") as f:
-        return f.read(64).lstrip()[:1] == b"["
+        return _array_head(f)
+
+
+def _array_head(f: BinaryIO) -> bool:
+    """Whether the file open at its start is a JSON array (see :func:`_is_array`)."""
+    return f.read(64).lstrip()[:1] == b"["
 
 
 def scan_range(request: ReadRequest, start: int, end: int) -> Chunk:
@@ -286,10 +291,13 @@ def _run_read(req: ReadRequest, chunk: Chunk) -> RunRead:
 
 
 def _read_line(path: str, locator: int) -> dict[str, Any]:
-    if _is_array(path):
-        with open(path, "rb") as f:
-            return orjson.loads(f.read())[locator]
+    """The sample at ``locator``: a line's byte offset, or an element's index in a 0.4.0-0.4.2 JSON array.
+
+    The failure modes read back every unanswered item that changed: one open per item."""
     with open(path, "rb") as f:
+        if _array_head(f):
+            f.seek(0)
+            return orjson.loads(f.read())[locator]
         f.seek(locator)
         return orjson.loads(f.readline())
 
