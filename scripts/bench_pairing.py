@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from postforget_lmeval.hooks import EXTRACTOR
+
 SEEDS = (0, 1, 2)
 ITEMS_PER_TASK = 400
 WORDS = (
@@ -53,8 +55,11 @@ def _text(rng: random.Random, n_bytes: int) -> str:
     return " ".join(words)
 
 
-def _sample(doc_id: int, question: str, response: str, subtask: str, correct: int) -> str:
-    """One line as lm-eval writes a postforget sample (lm_eval.evaluator's key order, json.dumps ensure_ascii=False)."""
+def _sample(doc_id: int, question: str, response: str, subtask: str, gold: str, answer: str | None) -> str:
+    """One line as lm-eval writes a postforget sample (lm_eval.evaluator's key order, json.dumps ensure_ascii=False).
+
+    ``answer`` None: the reply gave no answer (status no_answer).
+    """
     options = ["first option", "second option", "third option", "fourth option"]
     doc = {
         "question": question,
@@ -62,7 +67,7 @@ def _sample(doc_id: int, question: str, response: str, subtask: str, correct: in
         "answer": 1,
         "pf_question": question,
         "pf_options": options,
-        "pf_gold": "B",
+        "pf_gold": gold,
         "pf_format": "letter",
         "pf_subtask": subtask,
         "pf_category": "Logic",
@@ -70,7 +75,7 @@ def _sample(doc_id: int, question: str, response: str, subtask: str, correct: in
     prompt = f'Answer the following multiple choice question.\nQuestion: "{question}"\n' + "\n".join(
         f"{'ABCD'[i]}) {o}" for i, o in enumerate(options)
     )
-    answer = "B" if correct else "C"
+    correct = int(answer == gold)
     record = {
         "subtask": subtask,
         "benchmark": "mmlu",
@@ -79,14 +84,15 @@ def _sample(doc_id: int, question: str, response: str, subtask: str, correct: in
         "k": 4.0,
         "n_options": 4,
         "answer": answer,
-        "gold": "B",
-        "status": "answered",
+        "gold": gold,
+        "status": "answered" if answer else "no_answer",
         "correct": correct,
+        "extractor": EXTRACTOR,
     }
     sample = {
         "doc_id": doc_id,
         "doc": doc,
-        "target": "B",
+        "target": gold,
         "arguments": {
             "gen_args_0": {
                 "arg_0": prompt,
@@ -99,9 +105,9 @@ def _sample(doc_id: int, question: str, response: str, subtask: str, correct: in
         "metrics": ["acc", "answered", "postforget"],
         "doc_hash": hashlib.sha256(json.dumps(doc, indent=2).encode()).hexdigest(),
         "prompt_hash": hashlib.sha256(prompt.encode()).hexdigest(),
-        "target_hash": hashlib.sha256(b"B").hexdigest(),
+        "target_hash": hashlib.sha256(gold.encode()).hexdigest(),
         "acc": correct,
-        "answered": 1,
+        "answered": int(answer is not None),
         "postforget": record,
     }
     return json.dumps(sample, ensure_ascii=False) + "\n"
@@ -110,17 +116,18 @@ def _sample(doc_id: int, question: str, response: str, subtask: str, correct: in
 def tasks_for(gb: float) -> int:
     """Sub-benchmarks (of ITEMS_PER_TASK items x 3 seeds x 2 sides) that make about ``gb`` GB with 2-8 KB responses."""
     rng = random.Random(0)
-    line_bytes = len(_sample(0, _text(rng, 500), _text(rng, 5000), "mmlu_s0", 1))  # ~12 KB: response logged twice
+    line_bytes = len(_sample(0, _text(rng, 500), _text(rng, 5000), "mmlu_s0", "B", "B"))  # ~12 KB: response logged twice
     return max(1, round(gb * 1e9 / (2 * len(SEEDS) * ITEMS_PER_TASK * line_bytes)))
 
 
 def generate(root: Path, n_tasks: int, response_scale: int = 1, seed: int = 0) -> int:
     """Write before/ and after/ with ``n_tasks`` sub-benchmarks x 3 seeds each; returns the bytes written.
 
-    Responses are 2-8 KB, times ``response_scale``.
+    Responses are 2-8 KB, times ``response_scale``; golds cycle through A-D; an answer is right with
+    probability 0.7 before and 0.6 after, else a wrong letter or (1 in 10) none (status no_answer).
     """
     rng = random.Random(seed)
-    responses = [_text(rng, response_scale * rng.randint(2000, 8000)) + "\nAnswer: B" for _ in range(64)]
+    responses = [_text(rng, response_scale * rng.randint(2000, 8000)) for _ in range(64)]
     questions = [_text(rng, rng.randint(200, 800)) for _ in range(ITEMS_PER_TASK)]
     written = 0
     for side in ("before", "after"):
@@ -140,9 +147,14 @@ def generate(root: Path, n_tasks: int, response_scale: int = 1, seed: int = 0) -
                 results[task] = {"alias": task, "acc,none": 0.5, "answered,none": 1.0, "postforget,none": 4.0}
                 with open(out / f"samples_{task}_{date}.jsonl", "w", encoding="utf-8") as f:
                     for i in range(ITEMS_PER_TASK):
-                        correct = int(rng.random() < (0.7 if side == "before" else 0.6))
+                        gold = "ABCD"[i % 4]
+                        if rng.random() < (0.7 if side == "before" else 0.6):
+                            answer: str | None = gold
+                        else:  # a wrong option, or (1 in 10) no answer at all
+                            answer = None if rng.random() < 0.1 else rng.choice([c for c in "ABCD" if c != gold])
                         resp = f"[{side} {s} {i}] " + responses[rng.randrange(len(responses))]
-                        written += f.write(_sample(i, questions[i], resp, subtask, correct))
+                        resp += f"\nAnswer: {answer}" if answer else ""
+                        written += f.write(_sample(i, questions[i], resp, subtask, gold, answer))
             (out / f"results_{date}.json").write_text(
                 json.dumps(
                     {
