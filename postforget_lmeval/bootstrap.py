@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from postforget_lmeval import metrics
-from postforget_lmeval.groups import text_groups
+from postforget_lmeval.keys import text_groups
 from postforget_lmeval.macro import macro_means
 
 N_BOOT = 1000

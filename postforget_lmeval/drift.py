@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postforget_lmeval.groups import text_groups
+from postforget_lmeval.keys import text_groups
 
 AT_RISK_DROP = 0.2
 DRIFT_SHARE = 0.5

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from postforget_lmeval.groups import text_groups
+from postforget_lmeval.keys import text_groups
 from postforget_lmeval.refusal import is_refusal
 
 MODES = ("wrong", "invalid", "no_answer", "cut", "refusal", "unknown")

@@ -4,9 +4,15 @@ pandas 3 hashes text slowly, and the item tables have few distinct keys in long 
 lists each run's items together, and the joined table is sorted by its key. So the rows that start
 a run are all that ``unique``, ``drop_duplicates`` or ``pd.factorize`` need to see, and several
 integer columns fused into one int64 make a join or duplicate test one pass over integers.
+
+The analyses group the paired items by (sub-benchmark, seed) many times and key their tables by the
+text of those keys: :func:`text_groups` numbers the groups as ``frame.astype(str).groupby(keys,
+sort=True)`` orders them, converting only the few distinct values to text.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -84,3 +90,31 @@ def varies_within(groups: np.ndarray, values: np.ndarray) -> bool:
     first = codes > np.r_[-1, np.maximum.accumulate(codes)[:-1]]
     later = ~first
     return bool((values[later] != values[np.flatnonzero(first)[codes[later]]]).any())
+
+
+def text_groups(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """(group number of every row, -1 where a key is missing; the groups' keys as text, one row per group).
+
+    Groups are numbered in the sorted order of their keys' text; the key frame has one ``str`` column
+    per key and row ``i`` is group ``i``.
+    """
+    code = np.zeros(len(frame), dtype=np.int64)  # the keys' text ranks, fused: key by key, as digits
+    missing = np.zeros(len(frame), dtype=bool)
+    texts = []
+    for key in keys:
+        values, uniques = pd.factorize(frame[key])
+        rank, text = pd.factorize(pd.Index(uniques).astype(str), sort=True)  # equal texts: one rank
+        code = code * len(text) + np.append(rank, 0)[values]  # a missing key (-1) counts as 0 here
+        missing |= values < 0
+        texts.append(text)
+    seen, distinct = pd.factorize(code[~missing])  # hashing; then only the few distinct codes are sorted
+    order = np.argsort(distinct)
+    number = np.empty_like(order)
+    number[order] = np.arange(len(order))
+    groups = np.full(len(frame), -1, dtype=np.int64)
+    groups[~missing] = number[seen]
+    columns, rest = {}, distinct[order]
+    for key, text in zip(reversed(keys), reversed(texts)):  # the last key's ranks are the lowest digits
+        rest, rank = np.divmod(rest, len(text))
+        columns[key] = text.take(rank)
+    return groups, pd.DataFrame({key: columns[key] for key in keys})
