@@ -31,8 +31,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from postforget_lmeval.hooks import EXTRACTOR
-
 SEEDS = (0, 1, 2)
 ITEMS_PER_TASK = 400
 WORDS = (
@@ -53,6 +51,13 @@ def _text(rng: random.Random, n_bytes: int) -> str:
         words.append(w)
         size += len(w) + 1
     return " ".join(words)
+
+
+def _extractor() -> str:
+    """The extractor name the task hook logs (imported here: the measured process must not pay for it)."""
+    from postforget_lmeval.extraction import EXTRACTOR_NAME, EXTRACTOR_VERSION
+
+    return f"{EXTRACTOR_NAME}/{EXTRACTOR_VERSION}"
 
 
 def _sample(doc_id: int, question: str, response: str, subtask: str, gold: str, answer: str | None) -> str:
@@ -87,7 +92,7 @@ def _sample(doc_id: int, question: str, response: str, subtask: str, gold: str, 
         "gold": gold,
         "status": "answered" if answer else "no_answer",
         "correct": correct,
-        "extractor": EXTRACTOR,
+        "extractor": _extractor(),
     }
     sample = {
         "doc_id": doc_id,
