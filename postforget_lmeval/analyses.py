@@ -28,7 +28,7 @@ from postforget_lmeval.analyses_report import analyses_markdown
 from postforget_lmeval.macro import macro_means
 from postforget_lmeval.results import PairResult
 
-__all__ = ["annotate", "annotate_deferred", "analyses_markdown", "terminal_columns", "TERMINAL_COLUMNS"]
+__all__ = ["annotate", "in_background", "analyses_markdown", "terminal_columns", "TERMINAL_COLUMNS"]
 
 LoadItem = Callable[[str, int], Any]
 """``load_item(file, locator)`` of the input source: the full logged item (responses, options, ...)."""
@@ -84,41 +84,44 @@ def _max_gen_toks(summary: Mapping[str, Any]) -> dict[str, int | None]:
     return out
 
 
+Started = tuple[Callable[[], bootstrap.Intervals], Callable[[], failure_modes.Replies]]
+"""The analyses' two long steps under way (:func:`in_background`): call each to wait for its result."""
+
+
+def in_background(samples: pd.DataFrame, summary: Mapping[str, Any], load_item: LoadItem | None) -> Started:
+    """Start the bootstrap's draws and the read-back of unanswered replies in forked processes (on large
+    pairs), so that they run while the caller builds the tables; ``summary['runs']`` gives the budgets."""
+    return (
+        bootstrap.in_background(samples),
+        failure_modes.replies_in_background(samples, _max_gen_toks(summary), load_item)
+        if load_item is not None
+        else dict,
+    )
+
+
 def annotate(
     result: PairResult,
     load_item: LoadItem | None = None,
     *,
     n_boot: int = bootstrap.N_BOOT,
     seed: int = 0,
-    intervals: Callable[[], bootstrap.Intervals] | None = None,
+    started: Started | None = None,
 ) -> None:
     """Add the analyses to ``result`` in place.
 
     ``load_item`` reads back a logged item; it is called only for the unanswered items of 1->0 and
     0->1 transitions (to look for refusals), never for every item. ``n_boot``/``seed``: bootstrap
-    replicates and the seed of their random draws. ``intervals``: the bootstrap intervals of
-    ``result.samples`` already started with :func:`bootstrap.in_background` (pairing starts them before it
-    builds the tables); by default they start here.
-    """
-    annotate_deferred(result, load_item, n_boot=n_boot, seed=seed, intervals=intervals)()
-
-
-def annotate_deferred(
-    result: PairResult,
-    load_item: LoadItem | None = None,
-    *,
-    n_boot: int = bootstrap.N_BOOT,
-    seed: int = 0,
-    intervals: Callable[[], bootstrap.Intervals] | None = None,
-) -> Callable[[], None]:
-    """:func:`annotate`, all but the bootstrap intervals: returns the function that waits for their draws
-    and adds them (their columns hold NaN until then). The draws take longer than the other analyses, so
-    a caller with work that does not read the intervals (writing samples.parquet) does it in between.
+    replicates and the seed of their random draws. ``started``: the long steps already started with
+    :func:`in_background` on ``result.samples`` (pairing starts them before it builds the tables, with the
+    default ``n_boot`` and ``seed``); by default they run here.
     """
     subtasks, categories, samples = result.subtasks, result.categories, result.samples
     macro_rows = categories["average"] == "macro" if "average" in categories else pd.Series(True, categories.index)
     keys = ["subtask", "seed"]
-    bootstrap_intervals = intervals or bootstrap.in_background(samples, n_boot=n_boot, seed=seed)  # runs meanwhile
+    bootstrap_intervals, replies = started or (
+        bootstrap.in_background(samples, n_boot=n_boot, seed=seed),  # runs meanwhile
+        lambda: None,  # item_modes reads the replies back itself
+    )
 
     sig = significance.significance_table(subtasks)
     _add_columns(subtasks, sig[[*keys, *significance.COLUMNS]], keys)
@@ -127,7 +130,7 @@ def annotate_deferred(
         subtasks[col] = float("nan")
         categories[col] = float("nan")
 
-    modes = failure_modes.item_modes(samples, _max_gen_toks(result.summary), load_item)
+    modes = failure_modes.item_modes(samples, _max_gen_toks(result.summary), load_item, replies())
     if modes.attrs["unreadable"]:
         result.warnings.append(
             f"{modes.attrs['unreadable']} unanswered item(s) could not be read back from their samples file "
@@ -164,13 +167,9 @@ def annotate_deferred(
             else {"items": 0, "why": "no item logs option log-likelihoods on both sides (generative tasks)"},
         }
     )
-
-    def add_intervals() -> None:
-        per_row, per_cat = bootstrap_intervals()
-        _add_columns(subtasks, per_row, keys)
-        _add_columns(categories, per_cat, ["category"], rows=macro_rows)
-
-    return add_intervals
+    per_row, per_cat = bootstrap_intervals()
+    _add_columns(subtasks, per_row, keys)
+    _add_columns(categories, per_cat, ["category"], rows=macro_rows)
 
 
 def terminal_columns(result: PairResult) -> pd.DataFrame:

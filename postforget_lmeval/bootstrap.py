@@ -19,13 +19,12 @@ the other analyses (same generator, same draws, same figures).
 
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
-from postforget_lmeval import metrics
+from postforget_lmeval import background, metrics
 from postforget_lmeval.keys import text_groups
 from postforget_lmeval.macro import macro_means
 
@@ -222,38 +221,8 @@ Intervals = tuple[pd.DataFrame, pd.DataFrame]
 def in_background(
     samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0, level: float = LEVEL
 ) -> Callable[[], Intervals]:
-    """:func:`intervals` computed in a forked process; call the returned function to wait for them.
-
-    Small pairs, platforms without fork and daemonic callers compute them in the caller's process
-    when the function is called. The child inherits ``samples`` (nothing is pickled on the way in)
-    and sends back only the two small interval tables; if it dies, they are computed here.
-    """
-    if (
-        len(samples) < BACKGROUND_MIN_ITEMS
-        or "fork" not in multiprocessing.get_all_start_methods()
-        or multiprocessing.current_process().daemon  # a daemonic process may not start one
-    ):
-        return lambda: intervals(samples, n_boot, seed, level)
-    ctx = multiprocessing.get_context("fork")
-    receive, send = ctx.Pipe(duplex=False)
-
-    def child() -> None:
-        try:
-            send.send(intervals(samples, n_boot, seed, level))
-        finally:
-            send.close()
-
-    process = ctx.Process(target=child, daemon=True)
-    process.start()
-    send.close()
-
-    def result() -> Intervals:
-        try:
-            return receive.recv()
-        except EOFError:  # the child died (killed, out of memory): compute them here
-            return intervals(samples, n_boot, seed, level)
-        finally:
-            receive.close()
-            process.join()
-
-    return result
+    """:func:`intervals` computed in a forked process (:func:`background.in_background`: small pairs in the
+    caller's); call the returned function to wait for them."""
+    return background.in_background(
+        lambda: intervals(samples, n_boot, seed, level), worth_it=len(samples) >= BACKGROUND_MIN_ITEMS
+    )

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from postforget_lmeval import background
 from postforget_lmeval.keys import text_groups
 from postforget_lmeval.refusal import is_refusal
 
@@ -100,45 +101,107 @@ def answered(samples: pd.DataFrame, side: str) -> np.ndarray:
     return out
 
 
+Reply = tuple[str, int, int]
+"""An unanswered reply to read back: (samples file, locator, replicate)."""
+Replies = dict[Reply, "tuple[int, bool] | None"]
+"""Reply -> (its length in characters, whether it refuses), None where it could not be read."""
+BACKGROUND_MIN_REPLIES = 300  # replies to read back below which a process costs more than it saves
+
+
+def _wrong_side(
+    samples: pd.DataFrame, max_gen_toks: Mapping[str, int | None], transition: str, side: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[Reply | None]]:
+    """For the items of ``transition``: rows, mode codes from the log, response chars, generation budget
+    and, per item of mode no_answer (``np.flatnonzero(mode == _NO_ANSWER)``), its reply (None: no file)."""
+    rows = np.flatnonzero(samples["transition"] == transition)  # no conversion of the column to text
+    status = _column(samples, f"status_{side}").take(rows)
+    mode = _modes_of(status)  # positions in MODES, until the frame is built
+    no_status = np.flatnonzero(status.isna().to_numpy())
+    mode[no_status[_has_options(samples, f"option_ll_{side}", rows[no_status])]] = _WRONG
+    mode[no_status[_no_match(samples, side, rows[no_status])]] = _NO_ANSWER
+    chars = _column(samples, f"response_chars_{side}", np.nan).to_numpy(dtype=float)[rows]
+    at = rows[mode == _NO_ANSWER]  # only these need their run's budget and maybe their reply
+    files = _values(samples, f"file_{side}", at)
+    limit = np.array([max_gen_toks.get(str(f)) for f in files], dtype=float)
+    locators = _values(samples, f"locator_{side}", at)
+    replicates = _values(samples, "replicate", at, 0)
+    replies = [
+        None if file is None else (str(file), int(locator), 0 if pd.isna(rep) else int(rep))
+        for file, locator, rep in zip(files, locators, replicates)
+    ]
+    return rows, mode, chars, limit, replies
+
+
+def _needs_reading(chars: float, limit: float) -> bool:
+    """An unanswered reply is read back unless its logged length already shows it was cut."""
+    return not chars >= CUT_CHARS_PER_TOKEN * limit
+
+
+def replies_to_read(samples: pd.DataFrame, max_gen_toks: Mapping[str, int | None]) -> list[Reply]:
+    """The replies :func:`item_modes` reads back: unanswered, not cut by their logged length."""
+    out = []
+    for transition, (_, side) in DIRECTIONS.items():
+        _, mode, chars, limit, replies = _wrong_side(samples, max_gen_toks, transition, side)
+        todo = np.flatnonzero(mode == _NO_ANSWER)
+        out += [r for i, lim, r in zip(todo, limit, replies) if r is not None and _needs_reading(chars[i], lim)]
+    return out
+
+
+def read_replies(wanted: list[Reply], load_item: Callable[[str, int], Any]) -> Replies:
+    """Length and refusal verdict of each wanted reply, read back with ``load_item``."""
+    out: Replies = {}
+    for file, locator, rep in wanted:
+        try:
+            responses = load_item(file, locator).responses
+        except (OSError, ValueError, KeyError, IndexError):
+            out[(file, locator, rep)] = None
+            continue
+        reply = responses[rep] if rep < len(responses) else ""
+        out[(file, locator, rep)] = (len(reply), is_refusal(reply))
+    return out
+
+
+def replies_in_background(
+    samples: pd.DataFrame, max_gen_toks: Mapping[str, int | None], load_item: Callable[[str, int], Any]
+) -> Callable[[], Replies]:
+    """:func:`read_replies` of :func:`replies_to_read`, in a forked process when there are many; call the
+    returned function to wait for them."""
+    wanted = replies_to_read(samples, max_gen_toks)
+    return background.in_background(
+        lambda: read_replies(wanted, load_item), worth_it=len(wanted) >= BACKGROUND_MIN_REPLIES
+    )
+
+
 def item_modes(
-    samples: pd.DataFrame, max_gen_toks: Mapping[str, int | None], load_item: Callable[[str, int], Any] | None
+    samples: pd.DataFrame,
+    max_gen_toks: Mapping[str, int | None],
+    load_item: Callable[[str, int], Any] | None,
+    replies: Replies | None = None,
 ) -> pd.DataFrame:
     """The mode of every 1->0 and 0->1 item: subtask, category, seed, doc_id, transition, side, mode,
     response_chars (transition, side and mode categorical).
 
-    ``max_gen_toks``: per samples file of the wrong side. ``load_item`` is called only for the items
-    without an answer that are not already ``cut`` by status or length (to read their reply for a
-    refusal, and its length when the log has none); an item it cannot read stays ``no_answer``. The
-    frame's ``attrs`` count the items read back (``loaded``) and those that could not be (``unreadable``).
+    ``max_gen_toks``: per samples file of the wrong side. ``load_item`` reads back the items without an
+    answer that are not already ``cut`` by status or length (their reply: a refusal? its length when the
+    log has none), unless ``replies`` already holds them (:func:`replies_in_background`); an item that
+    cannot be read stays ``no_answer``. The frame's ``attrs`` count the items read back (``loaded``) and
+    those that could not be (``unreadable``).
     """
+    if replies is None:
+        replies = read_replies(replies_to_read(samples, max_gen_toks), load_item) if load_item is not None else {}
     frames, loaded, unreadable = [], 0, 0
     for transition, (_, side) in DIRECTIONS.items():
-        rows = np.flatnonzero(samples["transition"] == transition)  # no conversion of the column to text
-        status = _column(samples, f"status_{side}").take(rows)
-        mode = _modes_of(status)  # positions in MODES, until the frame is built
-        no_status = np.flatnonzero(status.isna().to_numpy())
-        mode[no_status[_has_options(samples, f"option_ll_{side}", rows[no_status])]] = _WRONG
-        mode[no_status[_no_match(samples, side, rows[no_status])]] = _NO_ANSWER
-        chars = _column(samples, f"response_chars_{side}", np.nan).to_numpy(dtype=float)[rows]
-        todo = np.flatnonzero(mode == _NO_ANSWER)  # only these need their run's budget and maybe their reply
-        at = rows[todo]
-        files = _values(samples, f"file_{side}", at)
-        limit = np.array([max_gen_toks.get(str(f)) for f in files], dtype=float)
-        locators = _values(samples, f"locator_{side}", at)
-        replicate = _values(samples, "replicate", at, 0)
-        for i, file, limit_i, locator, rep in zip(todo, files, limit, locators, replicate):
-            if not chars[i] >= CUT_CHARS_PER_TOKEN * limit_i and load_item is not None and file is not None:
-                try:
-                    responses = load_item(str(file), int(locator)).responses
-                except (OSError, ValueError, KeyError, IndexError):
+        rows, mode, chars, limit, wanted = _wrong_side(samples, max_gen_toks, transition, side)
+        for i, limit_i, reply in zip(np.flatnonzero(mode == _NO_ANSWER), limit, wanted):
+            if _needs_reading(chars[i], limit_i) and reply is not None and reply in replies:
+                verdict = replies[reply]
+                if verdict is None:
                     unreadable += 1
                     continue
                 loaded += 1
-                rep = 0 if pd.isna(rep) else int(rep)
-                reply = responses[rep] if rep < len(responses) else ""
                 if np.isnan(chars[i]):
-                    chars[i] = len(reply)
-                if is_refusal(reply):
+                    chars[i] = verdict[0]
+                if verdict[1]:
                     mode[i] = _REFUSAL
             if mode[i] == _NO_ANSWER and chars[i] >= CUT_CHARS_PER_TOKEN * limit_i:
                 mode[i] = _CUT

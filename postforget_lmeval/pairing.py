@@ -433,11 +433,11 @@ def finish(begun: reading.Started, progress: Progress | None = None) -> PairResu
         raise PairingError("--strict: " + listing(got.warnings, 5, "; "))
 
     samples = tables.samples_frame(paired)
-    intervals = None
-    if analyses:  # the bootstrap's draws start now, in another process, while the tables are built
-        from postforget_lmeval import bootstrap
+    started_analyses = None
+    if analyses:  # the bootstrap's draws and the read-back of replies start now, in other processes
+        from postforget_lmeval import analyses as analyses_module
 
-        intervals = bootstrap.in_background(samples)
+        started_analyses = analyses_module.in_background(samples, {"runs": got.runs}, _loader(srcs, samples))
     subtasks = tables.subtask_rows(paired, joined)
     scorers = {side: {r["task"]: r["scored_by"] for r in got.runs[side]} for side in SIDES}
     by_side = {side: subtasks[f"task_{side}"].astype(str).map(scorers[side]).astype(str) for side in SIDES}
@@ -484,9 +484,7 @@ def finish(begun: reading.Started, progress: Progress | None = None) -> PairResu
     )
     analyses_start = time.perf_counter()
     if analyses:
-        from postforget_lmeval import analyses as analyses_module
-
-        analyses_module.annotate(result, _loader(srcs, result.samples), intervals=intervals)
+        analyses_module.annotate(result, _loader(srcs, result.samples), started=started_analyses)
     timing = {
         "read_seconds": read_seconds,
         "analyses_seconds": time.perf_counter() - analyses_start,
