@@ -45,9 +45,10 @@ WORDS = (
 
 
 def _text(rng: random.Random, n_bytes: int) -> str:
+    """About ``n_bytes`` of words in sentences of ~12 words (a period ends one), like written reasoning."""
     words, size = [], 0
     while size < n_bytes:
-        w = rng.choice(WORDS)
+        w = rng.choice(WORDS) + ("." if rng.random() < 1 / 12 else "")
         words.append(w)
         size += len(w) + 1
     return " ".join(words)
@@ -182,11 +183,11 @@ def generate(root: Path, n_tasks: int, response_scale: int = 1, seed: int = 0) -
 def measure(before: str, after: str, out: str, jobs: str | None, extra: list[str]) -> None:
     """Run in a fresh process: the pairing CLI in-process, its phases, its own and its workers' peak RSS."""
     t = time.perf_counter()
-    from postforget_lmeval.cli import main
+    from postforget_lmeval.cli import run
 
     imports = time.perf_counter() - t
     argv = [before, after, "-o", out, "-q", "--no-plot"] + (["--jobs", jobs] if jobs else [])
-    code = main(argv + extra)
+    code = run(argv + extra)  # what the console script runs
     in_process = time.perf_counter() - t
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
