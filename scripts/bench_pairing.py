@@ -204,6 +204,20 @@ def measure(before: str, after: str, out: str, jobs: str | None, extra: list[str
     )
 
 
+def measure_read(before: str, after: str, jobs: str | None) -> None:
+    """In a fresh process: the sources' reading alone (what the read phase does without the imports beside it)."""
+    from postforget_lmeval import reading
+
+    _, seconds = reading.start(before, after, jobs=int(jobs) if jobs else None).collect()
+    print(json.dumps({"read_only": seconds}))
+
+
+def _read_only(root: Path, jobs: str | None) -> float:
+    cmd = [sys.executable, __file__, "--measure-read", str(root / "before"), str(root / "after"), jobs or ""]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])["read_only"]
+
+
 def _files(root: Path) -> list[str]:
     return sorted(str(p) for p in root.rglob("samples_*.jsonl"))
 
@@ -262,6 +276,7 @@ def bench(sizes: list[float], jobs: str | None, keep: bool, repeat: int, memory_
                 t = time.perf_counter()
                 wc = subprocess.run(["wc", "-l", *files], capture_output=True, text=True, check=True)
                 wc_times.append(time.perf_counter() - t)
+            read_only = min(_read_only(root, jobs) for _ in range(repeat))
             fast = _best([_pairing_run(root, jobs) for _ in range(repeat)])
             bare = _best([_pairing_run(root, jobs, "--no-analyses") for _ in range(repeat)])
             rescored = _best([_pairing_run(root, jobs, "--rescore", "strict") for _ in range(max(1, repeat // 2))])
@@ -271,6 +286,7 @@ def bench(sizes: list[float], jobs: str | None, keep: bool, repeat: int, memory_
                     "bytes": n_bytes,
                     "lines": int(wc.stdout.strip().splitlines()[-1].split()[0]),
                     "wc": min(wc_times),
+                    "read_only": read_only,
                     "fast": fast,
                     "bare": bare,
                     "rescored": rescored,
@@ -286,7 +302,8 @@ def bench(sizes: list[float], jobs: str | None, keep: bool, repeat: int, memory_
 
 def _print(rows: list[dict]) -> None:
     print(
-        f"\n{'case (GB)':>12} {'GB':>5} {'lines':>7} {'wc -l s':>7} {'wc MB/s':>7} | {'pair s':>6} {'% wc':>5} "
+        f"\n{'case (GB)':>12} {'GB':>5} {'lines':>7} {'wc -l s':>7} {'wc MB/s':>7} | {'reading MB/s':>12} | "
+        f"{'pair s':>6} {'% wc':>5} "
         f"{'start':>5} {'read':>5} {'join':>5} {'anal.':>5} {'write':>5} {'read MB/s':>9} {'RSS MB':>6} {'wkr MB':>6} | "
         f"{'no-anal. s':>10} {'% wc':>5} | {'rescore s':>9} {'% wc':>5} {'read MB/s':>9} {'RSS MB':>6} {'wkr MB':>6}"
     )
@@ -294,7 +311,7 @@ def _print(rows: list[dict]) -> None:
         mb, f, b, x = r["bytes"] / 1e6, r["fast"], r["bare"], r["rescored"]
         print(
             f"{r['case']:>12} {r['bytes'] / 1e9:>5.2f} {r['lines']:>7} {r['wc']:>7.2f} {mb / r['wc']:>7.0f} | "
-            f"{f['wall']:>6.2f} {100 * r['wc'] / f['wall']:>4.0f}% {f['startup']:>5.2f} {f['read']:>5.2f} "
+            f"{mb / r['read_only']:>12.0f} | {f['wall']:>6.2f} {100 * r['wc'] / f['wall']:>4.0f}% {f['startup']:>5.2f} {f['read']:>5.2f} "
             f"{f['pair'] - f['read'] - f['analyses']:>5.2f} {f['analyses']:>5.2f} {f['write']:>5.2f} "
             f"{mb / f['read']:>9.0f} {f['rss_main_mb']:>6.0f} {f['rss_worker_mb']:>6.0f} | "
             f"{b['wall']:>10.2f} {100 * r['wc'] / b['wall']:>4.0f}% | "
@@ -302,6 +319,7 @@ def _print(rows: list[dict]) -> None:
             f"{x['rss_main_mb']:>6.0f} {x['rss_worker_mb']:>6.0f}"
         )
     print(
+        "reading MB/s: the sources' reading alone (reading.start + collect, fresh process, best of the runs). "
         "pair s: wall time of the whole `postforget-pair --no-plot` process, best of the runs; % wc: wc -l's time as a "
         'share of it (= throughput relative to wc -l). Its phases: start (interpreter start-up and the light imports), '
         'read (the log-reading phase; pandas and the renderers are imported meanwhile), join (seed plan, join, tables),'
@@ -316,6 +334,9 @@ def _print(rows: list[dict]) -> None:
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--measure":
         measure(*sys.argv[2:5], sys.argv[5] or None, sys.argv[6:])
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--measure-read":
+        measure_read(sys.argv[2], sys.argv[3], sys.argv[4] or None)
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="2", help="GB of sample logs (both sides together), comma-separated")
