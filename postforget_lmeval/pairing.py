@@ -382,9 +382,9 @@ def finish(begun: reading.Started, progress: Progress | None = None) -> PairResu
     """
     got, srcs, planned, roots, started = begun.got, begun.srcs, begun.planned, begun.roots, begun.started
     o = begun.options
-    metric, filter, k, tasks, exclude = o["metric"], o["filter"], o["k"], o["tasks"], o["exclude"]  # noqa: A001
-    seed_match, jobs, strict, rescore = o["seed_match"], o["jobs"], o["strict"], o["rescore"]
-    source_format, analyses, chance_k = o["format"], o["analyses"], o["chance_k"]
+    metric, k, seed_match, strict, analyses, chance_k = (
+        o[name] for name in ("metric", "k", "seed_match", "strict", "analyses", "chance_k")
+    )
     reads, read_seconds = begun.collect(progress)
     for (side, _), read in zip(planned, reads):
         _record(side, srcs[side], read, got)
@@ -433,11 +433,11 @@ def finish(begun: reading.Started, progress: Progress | None = None) -> PairResu
         raise PairingError("--strict: " + listing(got.warnings, 5, "; "))
 
     samples = tables.samples_frame(paired)
-    started_analyses = None
+    started_analyses, load_item = None, _loader(srcs, samples)
     if analyses:  # the bootstrap's draws and the read-back of replies start now, in other processes
         from postforget_lmeval import analyses as analyses_module
 
-        started_analyses = analyses_module.in_background(samples, {"runs": got.runs}, _loader(srcs, samples))
+        started_analyses = analyses_module.in_background(samples, {"runs": got.runs}, load_item)
     subtasks = tables.subtask_rows(paired, joined)
     scorers = {side: {r["task"]: r["scored_by"] for r in got.runs[side]} for side in SIDES}
     by_side = {side: subtasks[f"task_{side}"].astype(str).map(scorers[side]).astype(str) for side in SIDES}
@@ -460,18 +460,7 @@ def finish(begun: reading.Started, progress: Progress | None = None) -> PairResu
             "category",
             agreement["subtask"].map(subtasks.drop_duplicates("subtask").set_index("subtask")["category"]),
         )
-    options = {
-        "metric": metric,
-        "filter": filter,
-        "k": k,
-        "tasks": list(tasks or []),
-        "exclude": list(exclude or []),
-        "seed_match": seed_match,
-        "jobs": jobs,
-        "rescore": rescore,
-        "format": source_format,
-        "chance_k": chance_k,
-    }
+    options = {name: value for name, value in o.items() if name not in ("strict", "analyses")}  # summary.json's
     scored = sorted(set(subtasks["scored_by"]))
     result = PairResult(
         subtasks=subtasks,
@@ -484,7 +473,7 @@ def finish(begun: reading.Started, progress: Progress | None = None) -> PairResu
     )
     analyses_start = time.perf_counter()
     if analyses:
-        analyses_module.annotate(result, _loader(srcs, result.samples), started=started_analyses)
+        analyses_module.annotate(result, load_item, started=started_analyses)
     timing = {
         "read_seconds": read_seconds,
         "analyses_seconds": time.perf_counter() - analyses_start,

@@ -11,7 +11,7 @@ import json
 import mmap
 import multiprocessing
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -164,7 +164,8 @@ def start_reading(requests: Sequence[ReadRequest], jobs: int) -> Callable[[Progr
         units.extend((i, start, end, len(ranges) == 1) for start, end in ranges)
     total = sum(end - start for _, start, end, _ in units)
     if jobs <= 1 or total < PARALLEL_MIN_BYTES:
-        return lambda progress: _join_parts(requests, _in_process(requests, units, total, progress))
+        here = (([u], _work([(requests[u[0]], *u[1:])])) for u in units)  # read one by one when collected
+        return lambda progress: _gather(requests, here, total, progress)
     # fork: every worker starts at the first submit, before the caller starts any thread
     ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
@@ -178,32 +179,28 @@ def start_reading(requests: Sequence[ReadRequest], jobs: int) -> Callable[[Progr
         raise
 
     def collect(progress: Progress | None) -> list[RunRead]:
-        parts: dict[tuple[int, int], Chunk | RunRead] = {}
-        done = 0
         with pool:
-            for fut in as_completed(futures):
-                batch = futures[fut]
-                for (i, start, end, _), part in zip(batch, fut.result()):
-                    parts[(i, start)] = part
-                    done += end - start
-                if progress:
-                    progress(done, total)
-        return _join_parts(requests, parts)
+            return _gather(requests, ((futures[f], f.result()) for f in as_completed(futures)), total, progress)
 
     return collect
 
 
-def _in_process(
-    requests: Sequence[ReadRequest], units: list[Unit], total: int, progress: Progress | None
-) -> dict[tuple[int, int], Chunk | RunRead]:
+def _gather(
+    requests: Sequence[ReadRequest],
+    finished: Iterable[tuple[list[Unit], list[Chunk | RunRead]]],
+    total: int,
+    progress: Progress | None,
+) -> list[RunRead]:
+    """One RunRead per request from the batches of units as they finish (with their parts), following progress."""
     parts: dict[tuple[int, int], Chunk | RunRead] = {}
     done = 0
-    for i, start, end, whole in units:
-        parts[(i, start)] = _work([(requests[i], start, end, whole)])[0]
-        done += end - start
+    for batch, results in finished:
+        for (i, start, end, _), part in zip(batch, results):
+            parts[(i, start)] = part
+            done += end - start
         if progress:
             progress(done, total)
-    return parts
+    return _join_parts(requests, parts)
 
 
 def _join_parts(requests: Sequence[ReadRequest], parts: dict[tuple[int, int], Chunk | RunRead]) -> list[RunRead]:
