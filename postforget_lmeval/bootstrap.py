@@ -8,9 +8,15 @@ and k_eff. Categories and OVERALL average the replicates with the macro structur
 figures (``macro.macro_means``), so their intervals describe exactly the numbers in categories.csv.
 
 Vectorised: F_true depends on an item only through its transition under each seed and its k, so the
-items are grouped into cells of equal (transitions, k) and a replicate is one multinomial draw of cell
-counts (``Generator.multinomial``, all replicates at once); that has the same distribution as
-resampling the items themselves. Python loops run over sub-benchmarks, never over replicates.
+items are grouped into cells of equal (transitions, k) and a replicate is a vector of cell counts, all
+replicates at once; Python loops run over sub-benchmarks, never over replicates. The counts are drawn
+in one of two ways with the same distribution, whichever is cheaper for the sub-benchmark: one
+multinomial draw per replicate (``Generator.multinomial``: a binomial draw per cell, so its cost grows
+with the cells, up to 4^seeds x distinct k), or the items themselves drawn with replacement
+(``Generator.integers``, counted per cell: its cost grows with the items). With 3 seeds a sub-benchmark
+of 400 items has ~60 cells and resampling is ~2.5x cheaper; with one seed (4 cells) the multinomial is
+far cheaper at any size. The choice changes the random numbers, not the intervals' meaning; the seed
+makes both reproducible.
 
 The draws still take most of the analyses' time on large pairs, and numpy holds the GIL while drawing,
 so :func:`in_background` computes the intervals in a forked process while the caller goes on with
@@ -34,6 +40,14 @@ RATES = ("F_true", "BT_true")
 COLUMNS = tuple(f"{r}_{s}" for r in RATES for s in ("lo", "hi"))
 """The interval columns of both tables of :func:`intervals`."""
 BACKGROUND_MIN_ITEMS = 20_000  # paired items below which a process costs more than it saves
+# The draws' cost per replicate (numpy 2.4 on 2 cores; the bench pair has 66 sub-benchmarks of 400 items,
+# 3 seeds, ~60 cells each): resampling, per item (integers ~1.5 ns, bincount ~2, reduceat ~1: 4.4-5.7 ns for
+# 400-5000 items); the multinomial, per cell (one binomial draw: 65-95 ns).
+_NS_PER_ITEM = 5.0
+_NS_PER_CELL = 80.0
+# Items drawn per chunk: arrays of 64-256 kB reuse the cache and the heap; one chunk of MBs per sub-benchmark
+# costs ~2x as much in a fresh forked process, which faults its new pages in every time.
+_CHUNK_ITEMS = 1 << 15
 _MISSING = 4  # transition code of an item not paired under a seed; 3: 1->1, 2: 1->0, 1: 0->1, 0: 0->0
 
 
@@ -81,6 +95,32 @@ def _cells(codes: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
     return np.column_stack(digits[::-1]).astype(int), 1.0 / k_values[k_of_cell], counts, usable
 
 
+def _by_items(n_items: int, n_cells: int) -> bool:
+    """Is resampling the items (cost ~ items) cheaper than the multinomial draws (cost ~ cells)?"""
+    return n_items * _NS_PER_ITEM < n_cells * _NS_PER_CELL
+
+
+def _item_draws(rng: np.random.Generator, counts: np.ndarray, n_boot: int) -> np.ndarray:
+    """Cell counts (replicates x cells) of ``n_boot`` replicates that each draw the n items with replacement.
+
+    The items are listed cell by cell (``counts`` of each, in the cells' order); ``rng.integers`` draws
+    positions in that list, replicates x n, in chunks of at most ``_CHUNK_ITEMS`` draws; ``np.bincount``
+    counts each position in each replicate and ``np.add.reduceat`` sums those counts over each cell's
+    positions.
+    """
+    n = int(counts.sum())
+    dtype = np.int16 if n <= np.iinfo(np.int16).max else np.int32
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]])  # position of each cell's first item
+    per_chunk = max(1, _CHUNK_ITEMS // n)
+    out = [np.zeros((0, len(counts)), dtype=np.int64)]
+    for done in range(0, n_boot, per_chunk):
+        reps = min(per_chunk, n_boot - done)
+        drawn = rng.integers(0, n, size=(reps, n), dtype=dtype) + np.arange(0, reps * n, n)[:, None]
+        times = np.bincount(drawn.ravel(), minlength=reps * n).reshape(reps, n)
+        out.append(np.add.reduceat(times, first, axis=1))
+    return np.concatenate(out)
+
+
 def _replicate_rates(draws: np.ndarray, codes: np.ndarray, inv_k: np.ndarray, usable: bool) -> dict[str, np.ndarray]:
     """F_true and BT_true of every replicate (rows of ``draws``) for each seed column of ``codes``."""
     present = (codes != _MISSING).astype(float)
@@ -118,9 +158,12 @@ def _rates(
     for start, end in zip(starts[:-1], starts[1:]):
         present = (codes_all[start:end] != _MISSING).any(axis=0)
         codes, inv_k, counts, usable = _cells(codes_all[start:end][:, present], k_all[start:end])
-        draws = rng.multinomial(counts.sum(), counts / counts.sum(), size=n_boot).astype(float)
-        draws = np.vstack([counts[None, :].astype(float), draws])
-        rates = _replicate_rates(draws, codes, inv_k, usable)
+        n = counts.sum()
+        if _by_items(n, len(counts)):
+            draws = _item_draws(rng, counts, n_boot)
+        else:
+            draws = rng.multinomial(n, counts / n, size=n_boot)
+        rates = _replicate_rates(np.vstack([counts, draws]).astype(float), codes, inv_k, usable)
         seed_positions.append(np.flatnonzero(present))
         for r in RATES:
             values[r].append(rates[r])

@@ -133,9 +133,12 @@ def test_intervals_in_background_are_the_same_intervals(monkeypatch, background_
     assert list(got[0].columns) == ["subtask", "seed", *bootstrap.COLUMNS]
 
 
-def test_bootstrap_interval_covers_the_true_value_at_about_the_nominal_rate() -> None:
+@pytest.mark.parametrize("by_items", [False, True])  # the multinomial (one seed's default), items resampled
+def test_bootstrap_interval_covers_the_true_value_at_about_the_nominal_rate(monkeypatch, by_items: bool) -> None:
     """200 simulated sub-benchmarks of 400 items from one known population; the 95% intervals of F_true
-    should cover the population F_true in about 95% of them (binomial sd ~1.5 points)."""
+    should cover the population F_true in about 95% of them (binomial sd ~1.5 points), whichever way the
+    replicates are drawn."""
+    monkeypatch.setattr(bootstrap, "_by_items", lambda n_items, n_cells: by_items)
     k, n, n_sets = 4.0, 400, 200
     p = {"11": 0.45, "10": 0.20, "01": 0.10, "00": 0.25}
     acc_b, acc_a = p["11"] + p["10"], p["11"] + p["01"]

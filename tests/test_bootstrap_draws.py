@@ -1,0 +1,142 @@
+"""The bootstrap's two ways of drawing replicates: each against a naive per-replicate reference, and both
+against the multinomial distribution of cell counts that resampling the items with replacement gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from postforget_lmeval import bootstrap, metrics
+from postforget_lmeval.macro import macro_means
+
+_UNPAIRED = 4  # an item's code under a seed it was not paired under: sorts after 0..3, as in bootstrap
+
+
+def _samples() -> pd.DataFrame:
+    """Three sub-benchmarks in two categories, two seeds, k mixed per item; 'b' has items unpaired under
+    seed 1 (their code there is missing) and 'c' was run under seed 0 only."""
+    rng = np.random.default_rng(42)
+    parts = []
+    for subtask, category, n, seeds in (("a", "X", 30, ("0", "1")), ("b", "X", 25, ("0", "1")), ("c", "Y", 40, ("0",))):
+        k = rng.choice([2.0, 3.0, 4.0, 5.0], size=n)
+        for seed in seeds:
+            keep = np.ones(n, dtype=bool) if (subtask, seed) != ("b", "1") else rng.random(n) < 0.7
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "subtask": subtask,
+                        "category": category,
+                        "seed": seed,
+                        "doc_id": np.arange(n)[keep],
+                        "before": (rng.random(n) < 0.6).astype(np.int8)[keep],
+                        "after": (rng.random(n) < 0.5).astype(np.int8)[keep],
+                        "k": k[keep],
+                    }
+                )
+            )
+    return pd.concat(parts, ignore_index=True)
+
+
+def _items(sub: pd.DataFrame) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The sub-benchmark's seeds, its items' codes (items x seeds, ``_UNPAIRED`` where unpaired) and k,
+    the items listed cell by cell: in the lexicographic order of (code under each seed, k)."""
+    seeds = sorted(sub["seed"].unique())
+    wide = sub.assign(code=2 * sub["before"] + sub["after"]).pivot(index="doc_id", columns="seed", values="code")
+    codes = wide[seeds].fillna(_UNPAIRED).to_numpy(dtype=int)
+    k = sub.groupby("doc_id")["k"].first().loc[wide.index].to_numpy()
+    order = sorted(range(len(k)), key=lambda i: (*codes[i], k[i]))
+    return seeds, codes[order], k[order]
+
+
+def _reference(samples: pd.DataFrame, n_boot: int, seed: int, draw: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The intervals recomputed replicate by replicate with ``metrics.transition_metrics`` on the resampled
+    items: ``draw`` 'items' draws the items' positions (replicates x items, one draw for every seed);
+    'multinomial' draws the counts of the cells of equal (codes, k) and repeats each cell's item."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for (category, subtask), sub in samples.groupby(["category", "subtask"], sort=True):
+        seeds, codes, k = _items(sub)
+        n = len(k)
+        if draw == "items":
+            picks = rng.integers(0, n, size=(n_boot, n), dtype=np.int16)
+        else:
+            first = np.flatnonzero(np.r_[True, (np.diff(codes, axis=0) != 0).any(axis=1) | (np.diff(k) != 0)])
+            counts = np.diff(np.r_[first, n])
+            picks = [np.repeat(first, c) for c in rng.multinomial(n, counts / n, size=n_boot)]
+        for replicate, pick in enumerate(picks):
+            for s, seed_name in enumerate(seeds):
+                paired = pick[codes[pick, s] != _UNPAIRED]
+                m = metrics.transition_metrics(codes[paired, s] // 2, codes[paired, s] % 2, k=k[paired])
+                rows.append({"category": category, "subtask": subtask, "seed": seed_name, "replicate": replicate,
+                             "F_true": m["F_true"], "BT_true": m["BT_true"]})  # fmt: skip
+    reps = pd.DataFrame(rows)
+    macro = macro_means(reps, bootstrap.RATES, by=["replicate"]).reset_index()
+
+    def bounds(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+        grouped = frame.groupby(keys, sort=True)[list(bootstrap.RATES)]
+        lo, hi = grouped.quantile(0.025).add_suffix("_lo"), grouped.quantile(0.975).add_suffix("_hi")
+        return pd.concat([lo, hi], axis=1)[list(bootstrap.COLUMNS)].reset_index()
+
+    return bounds(reps, ["subtask", "seed"]), bounds(macro, ["category"])
+
+
+@pytest.mark.parametrize("draw", ["items", "multinomial"])
+def test_intervals_are_those_of_the_naive_reference(monkeypatch, draw: str) -> None:
+    monkeypatch.setattr(bootstrap, "_by_items", lambda n_items, n_cells: draw == "items")
+    samples = _samples()
+    per_row, per_cat = bootstrap.intervals(samples, n_boot=200, seed=5)
+    want_row, want_cat = _reference(samples, n_boot=200, seed=5, draw=draw)
+    assert per_row[["subtask", "seed"]].values.tolist() == [["a", "0"], ["a", "1"], ["b", "0"], ["b", "1"], ["c", "0"]]
+    assert per_cat["category"].tolist() == ["X", "Y", "OVERALL"]
+    for got, want in ((per_row, want_row), (per_cat.sort_values("category"), want_cat)):
+        np.testing.assert_allclose(got[list(bootstrap.COLUMNS)], want[list(bootstrap.COLUMNS)], rtol=1e-12, atol=1e-15)
+
+
+def test_item_draws_in_chunks_count_the_chunks_draws(monkeypatch) -> None:
+    """Replicates drawn in chunks (3 per chunk, the last one short) count exactly the chunks' positions."""
+    counts = np.array([3, 1, 5, 2])  # positions 0-2: cell 0, 3: cell 1, 4-8: cell 2, 9-10: cell 3
+    monkeypatch.setattr(bootstrap, "_CHUNK_ITEMS", 3 * counts.sum() + 2)
+    got = bootstrap._item_draws(np.random.default_rng(9), counts, 10)
+    rng = np.random.default_rng(9)
+    picks = np.vstack([rng.integers(0, 11, size=(reps, 11), dtype=np.int16) for reps in (3, 3, 3, 1)])
+    cell_of_position = np.repeat(np.arange(4), counts)
+    want = np.array([np.bincount(cell_of_position[p], minlength=4) for p in picks])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_item_draws_of_a_large_sub_benchmark_reach_every_item() -> None:
+    """Beyond 32767 items the positions are drawn as int32: the last cell's items are drawn too."""
+    counts = np.array([30_000, 5_000, 5_000])
+    got = bootstrap._item_draws(np.random.default_rng(1), counts, 3)
+    assert got.sum(axis=1).tolist() == [40_000] * 3
+    assert (got[:, 2] > 4_000).all()
+
+
+def test_the_cost_model_resamples_many_cells_and_draws_few() -> None:
+    assert bootstrap._by_items(400, 60)  # the bench pair's sub-benchmarks: 3 seeds
+    assert not bootstrap._by_items(400, 4)  # one seed, one k
+    assert not bootstrap._by_items(20_000, 64)
+
+
+@pytest.mark.parametrize("draw", ["items", "multinomial"])
+def test_cell_counts_have_the_multinomial_mean_and_covariance(monkeypatch, draw: str) -> None:
+    """Over many replicates the mean and covariance of the cell counts are those of Multinomial(n, counts/n),
+    within 5 standard errors of their estimates (the items' replicates in several chunks)."""
+    counts = np.array([12, 1, 5, 9, 3, 20, 2, 8])
+    n, n_reps = int(counts.sum()), 20_000
+    p = counts / n
+    rng = np.random.default_rng(2024)
+    if draw == "items":
+        monkeypatch.setattr(bootstrap, "_CHUNK_ITEMS", 1000 * n)
+        draws = bootstrap._item_draws(rng, counts, n_reps)
+    else:
+        draws = rng.multinomial(n, p, size=n_reps)
+    assert draws.shape == (n_reps, len(counts)) and (draws.sum(axis=1) == n).all()
+    mean, cov = n * p, n * (np.diag(p) - np.outer(p, p))
+    se_mean = np.sqrt(np.diag(cov) / n_reps)
+    np.testing.assert_array_less(np.abs(draws.mean(axis=0) - mean), 5 * se_mean)
+    centred = draws - mean
+    products = centred[:, :, None] * centred[:, None, :]  # replicates x cells x cells; their mean: the covariance
+    se_cov = products.std(axis=0) / np.sqrt(n_reps)
+    np.testing.assert_array_less(np.abs(products.mean(axis=0) - cov), 5 * se_cov)
