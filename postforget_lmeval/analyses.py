@@ -88,13 +88,16 @@ Started = tuple[Callable[[], bootstrap.Intervals], Callable[[], failure_modes.Re
 """The analyses' two long steps under way (:func:`in_background`): call each to wait for its result."""
 
 
-def in_background(samples: pd.DataFrame, summary: Mapping[str, Any], load_item: LoadItem | None) -> Started:
-    """Start the bootstrap's draws and the read-back of unanswered replies in forked processes (on large
-    pairs), so that they run while the caller builds the tables; ``summary['runs']`` gives the budgets."""
+def in_background(
+    samples: pd.DataFrame, summary: Mapping[str, Any], load_responses: failure_modes.LoadResponses | None
+) -> Started:
+    """Start the bootstrap's draws and the read-back of unanswered replies (``load_responses`` of the input
+    sources, file by file) in forked processes (on large pairs), so that they run while the caller builds
+    the tables; ``summary['runs']`` gives the budgets."""
     return (
         bootstrap.in_background(samples),
-        failure_modes.replies_in_background(samples, _max_gen_toks(summary), load_item)
-        if load_item is not None
+        failure_modes.replies_in_background(samples, _max_gen_toks(summary), load_responses)
+        if load_responses is not None
         else dict,
     )
 

@@ -26,7 +26,8 @@ cut reply shorter than that bound, stays ``no_answer``; both count as format fai
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,7 @@ import pandas as pd
 from postforget_lmeval import background
 from postforget_lmeval.keys import text_groups
 from postforget_lmeval.refusal import is_refusal
+from postforget_lmeval.sources.base import responses_one_by_one
 
 MODES = ("wrong", "invalid", "no_answer", "cut", "refusal", "unknown")
 FORMAT_MODES = ("invalid", "no_answer", "cut", "refusal")
@@ -105,6 +107,8 @@ Reply = tuple[str, int, int]
 """An unanswered reply to read back: (samples file, locator, replicate)."""
 Replies = dict[Reply, "tuple[int, bool] | None"]
 """Reply -> (its length in characters, whether it refuses), None where it could not be read."""
+LoadResponses = Callable[[str, Sequence[int]], "list[list[str] | None]"]
+"""``load_responses(file, locators)`` of the input sources (:meth:`~postforget_lmeval.sources.base.Source.load_responses`)."""
 BACKGROUND_MIN_REPLIES = 300  # replies to read back below which a process costs more than it saves
 
 
@@ -147,28 +151,36 @@ def replies_to_read(samples: pd.DataFrame, max_gen_toks: Mapping[str, int | None
     return out
 
 
-def read_replies(wanted: list[Reply], load_item: Callable[[str, int], Any]) -> Replies:
-    """Length and refusal verdict of each wanted reply, read back with ``load_item``."""
+def read_replies(wanted: list[Reply], load_responses: LoadResponses) -> Replies:
+    """Length and refusal verdict of each wanted reply, read back with ``load_responses``: one call per file
+    (a source then reads each file once for all its replies)."""
+    locators: dict[str, dict[int, None]] = {}  # file -> its lines, each once (repeats share a line)
+    for file, locator, _ in wanted:
+        locators.setdefault(file, {})[locator] = None
+    responses = {
+        (file, locator): got
+        for file, of_file in locators.items()
+        for locator, got in zip(of_file, load_responses(file, list(of_file)))
+    }
     out: Replies = {}
     for file, locator, rep in wanted:
-        try:
-            responses = load_item(file, locator).responses
-        except (OSError, ValueError, KeyError, IndexError):
+        got = responses[(file, locator)]
+        if got is None:
             out[(file, locator, rep)] = None
             continue
-        reply = responses[rep] if rep < len(responses) else ""
+        reply = got[rep] if rep < len(got) else ""
         out[(file, locator, rep)] = (len(reply), is_refusal(reply))
     return out
 
 
 def replies_in_background(
-    samples: pd.DataFrame, max_gen_toks: Mapping[str, int | None], load_item: Callable[[str, int], Any]
+    samples: pd.DataFrame, max_gen_toks: Mapping[str, int | None], load_responses: LoadResponses
 ) -> Callable[[], Replies]:
     """:func:`read_replies` of :func:`replies_to_read`, in a forked process when there are many; call the
     returned function to wait for them."""
     wanted = replies_to_read(samples, max_gen_toks)
     return background.in_background(
-        lambda: read_replies(wanted, load_item), worth_it=len(wanted) >= BACKGROUND_MIN_REPLIES
+        lambda: read_replies(wanted, load_responses), worth_it=len(wanted) >= BACKGROUND_MIN_REPLIES
     )
 
 
@@ -188,7 +200,11 @@ def item_modes(
     those that could not be (``unreadable``).
     """
     if replies is None:
-        replies = read_replies(replies_to_read(samples, max_gen_toks), load_item) if load_item is not None else {}
+        replies = (
+            read_replies(replies_to_read(samples, max_gen_toks), partial(responses_one_by_one, load_item))
+            if load_item is not None
+            else {}
+        )
     frames, loaded, unreadable = [], 0, 0
     for transition, (_, side) in DIRECTIONS.items():
         rows, mode, chars, limit, wanted = _wrong_side(samples, max_gen_toks, transition, side)

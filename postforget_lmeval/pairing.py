@@ -323,13 +323,19 @@ def _categories(joined: pd.DataFrame, got: Collected) -> pd.Series:
     return pd.Series(chosen, name="category")
 
 
-def _loader(srcs: dict[str, Source], samples: pd.DataFrame) -> Callable[[str, int], LoadedItem]:
-    """``load_item(file, locator)`` over both sides' files, each read by its own source."""
+def _loader(
+    srcs: dict[str, Source], samples: pd.DataFrame
+) -> tuple[Callable[[str, int], LoadedItem], Callable[[str, Sequence[int]], list[list[str] | None]]]:
+    """``load_item(file, locator)`` and ``load_responses(file, locators)`` over both sides' files, each read by
+    its own source."""
     by_file = {}
     for side in SIDES:
         for file in samples[f"file_{side}"].dropna().unique():
             by_file[str(file)] = srcs[side]
-    return lambda file, locator: by_file[str(file)].load_item(str(file), int(locator))
+    return (
+        lambda file, locator: by_file[str(file)].load_item(str(file), int(locator)),
+        lambda file, locators: by_file[str(file)].load_responses(str(file), locators),
+    )
 
 
 def pair(
@@ -433,11 +439,11 @@ def finish(begun: reading.Started, progress: Progress | None = None) -> PairResu
         raise PairingError("--strict: " + listing(got.warnings, 5, "; "))
 
     samples = tables.samples_frame(paired)
-    started_analyses, load_item = None, _loader(srcs, samples)
+    started_analyses, (load_item, load_responses) = None, _loader(srcs, samples)
     if analyses:  # the bootstrap's draws and the read-back of replies start now, in other processes
         from postforget_lmeval import analyses as analyses_module
 
-        started_analyses = analyses_module.in_background(samples, {"runs": got.runs}, load_item)
+        started_analyses = analyses_module.in_background(samples, {"runs": got.runs}, load_responses)
     subtasks = tables.subtask_rows(paired, joined)
     scorers = {side: {r["task"]: r["scored_by"] for r in got.runs[side]} for side in SIDES}
     by_side = {side: subtasks[f"task_{side}"].astype(str).map(scorers[side]).astype(str) for side in SIDES}

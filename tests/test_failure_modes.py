@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from postforget_lmeval import pair
-from postforget_lmeval.failure_modes import answered, behaviour, item_modes, mode_counts
+from postforget_lmeval.failure_modes import answered, behaviour, item_modes, mode_counts, read_replies, replies_to_read
 from postforget_lmeval.refusal import CUES, PHRASES, edge_sentences, is_refusal
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
@@ -118,6 +118,30 @@ def test_item_modes_and_counts() -> None:
     assert (counts["n_10_refusal"], counts["n_10_no_answer"], counts["n_10_unknown"]) == (1, 1, 0)
     assert counts["F_format_share"] == pytest.approx(6 / 7)
     assert counts["BT_format_share"] == pytest.approx(1.0)
+
+
+def test_read_replies_reads_each_file_once_and_keeps_the_unreadable() -> None:
+    calls = []
+
+    def load_responses(file: str, locators: list[int]) -> list[list[str] | None]:
+        calls.append((file, list(locators)))
+        return [None if loc == 5 else [f"{file}{loc}", REPLIES[10]] for loc in locators]
+
+    wanted = [("a", 1, 0), ("b", 2, 0), ("a", 5, 0), ("a", 1, 1), ("a", 1, 2)]
+    assert read_replies(wanted, load_responses) == {
+        ("a", 1, 0): (2, False), ("b", 2, 0): (2, False), ("a", 5, 0): None,
+        ("a", 1, 1): (len(REPLIES[10]), True), ("a", 1, 2): (0, False),  # a replicate the item lacks: empty
+    }  # fmt: skip
+    assert calls == [("a", [1, 5]), ("b", [2])]  # one call per file, each line once
+
+    samples, budgets = _samples(), {"a.jsonl": 1000, "b.jsonl": 1000}
+    replies = read_replies(
+        replies_to_read(samples, budgets),
+        lambda file, locators: [None if loc == 10 else [REPLIES.get(loc, "no idea")] for loc in locators],
+    )
+    modes = item_modes(samples, budgets, None, replies)
+    assert modes.attrs == {"loaded": 4, "unreadable": 1}
+    assert modes.set_index("doc_id").loc[10, "mode"] == "no_answer"  # not read: no refusal claimed
 
 
 def test_unknown_limit_and_no_loader_keep_no_answer() -> None:

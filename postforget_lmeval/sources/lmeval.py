@@ -2,12 +2,11 @@
 
 Layout and results files: :mod:`.lmeval_layout`; the per-line reader: :mod:`.lmeval_scan`. This
 module reads whole files, over byte ranges in worker processes when they are large, turns what
-the reader met into problems and notes, and reads one logged item back for ``show``.
+the reader met into problems and notes; reading items back is :mod:`.lmeval_replies`.
 """
 
 from __future__ import annotations
 
-import json
 import mmap
 import multiprocessing
 import os
@@ -18,7 +17,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from postforget_lmeval.sources import lmeval_layout
+from postforget_lmeval.sources import lmeval_layout, lmeval_replies
 from postforget_lmeval.sources.base import (
     Discovery,
     LoadedItem,
@@ -29,13 +28,11 @@ from postforget_lmeval.sources.base import (
     Source,
     item_rows,
 )
-from postforget_lmeval.sources.lmeval_scan import AUTO_METRICS, Buffer, Chunk, Scanner, option_letter
+from postforget_lmeval.sources.lmeval_scan import AUTO_METRICS, Buffer, Chunk, Scanner
 
 RANGE_BYTES = 64 << 20  # unit of parallel work and of progress updates
 BLOCK_BYTES = 8 << 20  # unit of scanning within a range (memory: one block of the file mapped at a time)
 PARALLEL_MIN_BYTES = 128 << 20  # below this, starting worker processes costs more than it saves
-QUESTION_KEYS = ("pf_question", "question", "Question", "query", "problem", "input", "goal", "ctx", "sentence", "text")
-OPTION_KEYS = ("pf_options", "choices", "options", "endings")
 
 
 def _is_array(path: str) -> bool:
@@ -288,19 +285,14 @@ def _run_read(req: ReadRequest, chunk: Chunk) -> RunRead:
 
 
 def _read_line(path: str, locator: int) -> dict[str, Any]:
-    """The sample at ``locator``: a line's byte offset, or an element's index in a 0.4.0-0.4.2 JSON array.
-
-    The failure modes read back every unanswered item that changed: one open per item."""
+    """The sample at ``locator``: a line's byte offset, or an element's index in a 0.4.0-0.4.2 JSON array
+    (one item for ``show``; the failure modes read many at once, :mod:`.lmeval_replies`)."""
     with open(path, "rb") as f:
         if _array_head(f):
             f.seek(0)
             return orjson.loads(f.read())[locator]
         f.seek(locator)
         return orjson.loads(f.readline())
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 class LmEvalSource(Source):
@@ -326,31 +318,10 @@ class LmEvalSource(Source):
         return start_reading(requests, jobs)
 
     def load_item(self, file: str, locator: int) -> LoadedItem:
-        sample = _read_line(file, int(locator))
-        doc = sample.get("doc") or {}
-        args = sample.get("arguments") or {}
-        first = args.get("gen_args_0") if isinstance(args, dict) else (args[0] if args else None)
-        prompt = first.get("arg_0") if isinstance(first, dict) else (first[0] if isinstance(first, list) else None)
-        options = next((doc[k] for k in OPTION_KEYS if isinstance(doc.get(k), list)), None) or []
-        question = next((doc[k] for k in QUESTION_KEYS if isinstance(doc.get(k), str)), None)
-        resps = sample.get("resps") or []
-        if resps and isinstance(resps[0], list) and resps[0] and isinstance(resps[0][0], list):  # [[ll, greedy]] per option
-            lls = [r[0][0] if r and isinstance(r[0], list) else r for r in resps]
-            responses = ["log-likelihoods " + ", ".join(f"{option_letter(i)} {float(v):.2f}" for i, v in enumerate(lls))]
-        else:
-            responses = [_text(r) for r in (resps[0] if resps and isinstance(resps[0], list) else resps)]
-        gold = doc.get("pf_gold", sample.get("target"))
-        if options and isinstance(gold, (int, str)) and str(gold).isdigit() and int(gold) < len(options):
-            gold = option_letter(int(gold))  # lm-eval logs a multiple-choice target as the option index
-        return LoadedItem(
-            question=question if question is not None else str(prompt or "")[-1500:],
-            options=[_text(o) for o in options],
-            gold=None if gold is None else _text(gold),
-            responses=responses,
-            prompt=None if prompt is None else str(prompt),
-            doc=doc,
-            doc_id=sample.get("doc_id"),
-        )
+        return lmeval_replies.loaded_item(_read_line(file, int(locator)))
+
+    def load_responses(self, file: str, locators: Sequence[int]) -> list[list[str] | None]:
+        return lmeval_replies.load_responses(file, locators)
 
 
 SOURCE = LmEvalSource()
