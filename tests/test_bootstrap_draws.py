@@ -14,12 +14,16 @@ _UNPAIRED = 4  # an item's code under a seed it was not paired under: sorts afte
 
 
 def _samples() -> pd.DataFrame:
-    """Three sub-benchmarks in two categories, two seeds, k mixed per item; 'b' has items unpaired under
-    seed 1 (their code there is missing) and 'c' was run under seed 0 only."""
+    """Four sub-benchmarks in two categories, two seeds, k mixed per item; 'b' has items unpaired under
+    seed 1 (their code there is missing), 'c' was run under seed 0 only, and one item of 'd' has no k
+    (so 'd' has no chance baseline: F_true and BT_true NaN)."""
     rng = np.random.default_rng(42)
     parts = []
-    for subtask, category, n, seeds in (("a", "X", 30, ("0", "1")), ("b", "X", 25, ("0", "1")), ("c", "Y", 40, ("0",))):
+    for subtask, category, n, seeds in (
+        ("a", "X", 30, ("0", "1")), ("b", "X", 25, ("0", "1")), ("c", "Y", 40, ("0",)), ("d", "Y", 20, ("0", "1"))
+    ):  # fmt: skip
         k = rng.choice([2.0, 3.0, 4.0, 5.0], size=n)
+        k[0] = np.nan if subtask == "d" else k[0]
         for seed in seeds:
             keep = np.ones(n, dtype=bool) if (subtask, seed) != ("b", "1") else rng.random(n) < 0.7
             parts.append(
@@ -38,15 +42,28 @@ def _samples() -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def _items(sub: pd.DataFrame) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The sub-benchmark's seeds, its items' codes (items x seeds, ``_UNPAIRED`` where unpaired) and k,
-    the items listed cell by cell: in the lexicographic order of (code under each seed, k)."""
+def _items(sub: pd.DataFrame) -> tuple[list[str], np.ndarray, np.ndarray | None, np.ndarray]:
+    """The sub-benchmark's seeds; its items' codes (items x seeds, ``_UNPAIRED`` where unpaired), their k (None
+    if some item has no usable k: no chance baseline then, in any replicate) and the first item of each cell,
+    the items listed cell by cell: in the lexicographic order of (code under each seed, k if not None)."""
     seeds = sorted(sub["seed"].unique())
     wide = sub.assign(code=2 * sub["before"] + sub["after"]).pivot(index="doc_id", columns="seed", values="code")
     codes = wide[seeds].fillna(_UNPAIRED).to_numpy(dtype=int)
     k = sub.groupby("doc_id")["k"].first().loc[wide.index].to_numpy()
-    order = sorted(range(len(k)), key=lambda i: (*codes[i], k[i]))
-    return seeds, codes[order], k[order]
+    k = k if np.all(k > 1) else None
+    key = codes if k is None else np.column_stack([codes, k])
+    order = np.lexsort(key.T[::-1])  # the first column the primary key
+    first = np.flatnonzero(np.r_[True, (np.diff(key[order], axis=0) != 0).any(axis=1)])
+    return seeds, codes[order], None if k is None else k[order], first
+
+
+def _quantiles(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """The percentile intervals (``bootstrap.COLUMNS``) of the rates per group of ``keys`` by pandas'
+    groupby quantile, the groups in order of appearance."""
+    grouped = frame.groupby(keys, sort=False)[list(bootstrap.RATES)]
+    tail = (1.0 - bootstrap.LEVEL) / 2.0  # 0.025000000000000022, as bootstrap computes it
+    lo, hi = grouped.quantile(tail).add_suffix("_lo"), grouped.quantile(1.0 - tail).add_suffix("_hi")
+    return pd.concat([lo, hi], axis=1)[list(bootstrap.COLUMNS)].reset_index()
 
 
 def _reference(samples: pd.DataFrame, n_boot: int, seed: int, draw: str) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -56,29 +73,24 @@ def _reference(samples: pd.DataFrame, n_boot: int, seed: int, draw: str) -> tupl
     rng = np.random.default_rng(seed)
     rows = []
     for (category, subtask), sub in samples.groupby(["category", "subtask"], sort=True):
-        seeds, codes, k = _items(sub)
-        n = len(k)
+        seeds, codes, k, first = _items(sub)
+        n = len(codes)
         if draw == "items":
             picks = rng.integers(0, n, size=(n_boot, n), dtype=np.int16)
         else:
-            first = np.flatnonzero(np.r_[True, (np.diff(codes, axis=0) != 0).any(axis=1) | (np.diff(k) != 0)])
             counts = np.diff(np.r_[first, n])
             picks = [np.repeat(first, c) for c in rng.multinomial(n, counts / n, size=n_boot)]
         for replicate, pick in enumerate(picks):
             for s, seed_name in enumerate(seeds):
                 paired = pick[codes[pick, s] != _UNPAIRED]
-                m = metrics.transition_metrics(codes[paired, s] // 2, codes[paired, s] % 2, k=k[paired])
+                m = metrics.transition_metrics(
+                    codes[paired, s] // 2, codes[paired, s] % 2, k=None if k is None else k[paired]
+                )
                 rows.append({"category": category, "subtask": subtask, "seed": seed_name, "replicate": replicate,
                              "F_true": m["F_true"], "BT_true": m["BT_true"]})  # fmt: skip
     reps = pd.DataFrame(rows)
     macro = macro_means(reps, bootstrap.RATES, by=["replicate"]).reset_index()
-
-    def bounds(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-        grouped = frame.groupby(keys, sort=True)[list(bootstrap.RATES)]
-        lo, hi = grouped.quantile(0.025).add_suffix("_lo"), grouped.quantile(0.975).add_suffix("_hi")
-        return pd.concat([lo, hi], axis=1)[list(bootstrap.COLUMNS)].reset_index()
-
-    return bounds(reps, ["subtask", "seed"]), bounds(macro, ["category"])
+    return _quantiles(reps, ["subtask", "seed"]), _quantiles(macro, ["category"])
 
 
 @pytest.mark.parametrize("draw", ["items", "multinomial"])
@@ -87,10 +99,25 @@ def test_intervals_are_those_of_the_naive_reference(monkeypatch, draw: str) -> N
     samples = _samples()
     per_row, per_cat = bootstrap.intervals(samples, n_boot=200, seed=5)
     want_row, want_cat = _reference(samples, n_boot=200, seed=5, draw=draw)
-    assert per_row[["subtask", "seed"]].values.tolist() == [["a", "0"], ["a", "1"], ["b", "0"], ["b", "1"], ["c", "0"]]
-    assert per_cat["category"].tolist() == ["X", "Y", "OVERALL"]
-    for got, want in ((per_row, want_row), (per_cat.sort_values("category"), want_cat)):
+    keys = [["a", "0"], ["a", "1"], ["b", "0"], ["b", "1"], ["c", "0"], ["d", "0"], ["d", "1"]]
+    assert per_row[["subtask", "seed"]].values.tolist() == want_row[["subtask", "seed"]].values.tolist() == keys
+    assert per_cat["category"].tolist() == want_cat["category"].tolist() == ["X", "Y", "OVERALL"]
+    assert per_row[per_row["subtask"] == "d"][list(bootstrap.COLUMNS)].isna().all().all()
+    for got, want in ((per_row, want_row), (per_cat, want_cat)):
         np.testing.assert_allclose(got[list(bootstrap.COLUMNS)], want[list(bootstrap.COLUMNS)], rtol=1e-12, atol=1e-15)
+
+
+def test_intervals_are_the_quantiles_of_the_replicates_and_of_their_macro_means() -> None:
+    """Exactly pandas' groupby quantiles of the same draws: of replicates() per sub-benchmark and seed, and of
+    their macro means per category and OVERALL."""
+    samples = _samples()
+    per_row, per_cat = bootstrap.intervals(samples, n_boot=300, seed=4)
+    reps = bootstrap.replicates(samples, n_boot=300, seed=4)
+    reps = reps[reps["replicate"] >= 0]
+    want_row = _quantiles(reps, ["subtask", "seed"])
+    want_cat = _quantiles(macro_means(reps, bootstrap.RATES, by=["replicate"]).reset_index(), ["category"])
+    for got, want in ((per_row, want_row), (per_cat, want_cat)):
+        pd.testing.assert_frame_equal(got, want, check_exact=True, check_dtype=False)
 
 
 def test_item_draws_in_chunks_count_the_chunks_draws(monkeypatch) -> None:
