@@ -103,10 +103,10 @@ def _by_items(n_items: int, n_cells: int) -> bool:
 def _item_draws(rng: np.random.Generator, counts: np.ndarray, n_boot: int) -> np.ndarray:
     """Cell counts (replicates x cells) of ``n_boot`` replicates that each draw the n items with replacement.
 
-    The items are listed cell by cell (``counts`` of each, in the cells' order); ``rng.integers`` draws
-    positions in that list, replicates x n, in chunks of at most ``_CHUNK_ITEMS`` draws; ``np.bincount``
-    counts each position in each replicate and ``np.add.reduceat`` sums those counts over each cell's
-    positions.
+    The items are listed cell by cell (``counts`` of each, in the cells' order; the items of a cell are
+    interchangeable); ``rng.integers`` draws positions in that list, replicates x n, in chunks of at most
+    ``_CHUNK_ITEMS`` draws; ``np.bincount`` counts each position in each replicate and ``np.add.reduceat``
+    sums those counts over each cell's positions.
     """
     n = int(counts.sum())
     dtype = np.int16 if n <= np.iinfo(np.int16).max else np.int32
