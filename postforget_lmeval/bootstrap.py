@@ -100,6 +100,15 @@ def _by_items(n_items: int, n_cells: int) -> bool:
     return n_items * _NS_PER_ITEM < n_cells * _NS_PER_CELL
 
 
+def _draws(rng: np.random.Generator, counts: np.ndarray, n_boot: int) -> np.ndarray:
+    """Cell counts (replicates x cells) of ``n_boot`` replicates of the items counted by ``counts``, drawn
+    the cheaper way: the items resampled (:func:`_item_draws`) or one multinomial draw per replicate."""
+    n = int(counts.sum())
+    if _by_items(n, len(counts)):
+        return _item_draws(rng, counts, n_boot)
+    return rng.multinomial(n, counts / n, size=n_boot)
+
+
 def _item_draws(rng: np.random.Generator, counts: np.ndarray, n_boot: int) -> np.ndarray:
     """Cell counts (replicates x cells) of ``n_boot`` replicates that each draw the n items with replacement.
 
@@ -158,11 +167,7 @@ def _rates(
     for start, end in zip(starts[:-1], starts[1:]):
         present = (codes_all[start:end] != _MISSING).any(axis=0)
         codes, inv_k, counts, usable = _cells(codes_all[start:end][:, present], k_all[start:end])
-        n = counts.sum()
-        if _by_items(n, len(counts)):
-            draws = _item_draws(rng, counts, n_boot)
-        else:
-            draws = rng.multinomial(n, counts / n, size=n_boot)
+        draws = _draws(rng, counts, n_boot)
         rates = _replicate_rates(np.vstack([counts, draws]).astype(float), codes, inv_k, usable)
         seed_positions.append(np.flatnonzero(present))
         for r in RATES:

@@ -153,12 +153,9 @@ def test_cell_counts_have_the_multinomial_mean_and_covariance(monkeypatch, draw:
     counts = np.array([12, 1, 5, 9, 3, 20, 2, 8])
     n, n_reps = int(counts.sum()), 20_000
     p = counts / n
-    rng = np.random.default_rng(2024)
-    if draw == "items":
-        monkeypatch.setattr(bootstrap, "_CHUNK_ITEMS", 1000 * n)
-        draws = bootstrap._item_draws(rng, counts, n_reps)
-    else:
-        draws = rng.multinomial(n, p, size=n_reps)
+    monkeypatch.setattr(bootstrap, "_by_items", lambda n_items, n_cells: draw == "items")
+    monkeypatch.setattr(bootstrap, "_CHUNK_ITEMS", 1000 * n)
+    draws = bootstrap._draws(np.random.default_rng(2024), counts, n_reps)
     assert draws.shape == (n_reps, len(counts)) and (draws.sum(axis=1) == n).all()
     mean, cov = n * p, n * (np.diag(p) - np.outer(p, p))
     se_mean = np.sqrt(np.diag(cov) / n_reps)
