@@ -45,7 +45,6 @@ from typing import Any
 
 import numpy as np
 import orjson
-from numpy.lib.stride_tricks import sliding_window_view
 
 from postforget_lmeval.sources.base import ReadRequest
 
@@ -63,10 +62,14 @@ _TARGET = b', "target": '
 _ARGS = b', "arguments": {"gen_args_0": '
 _FILTERED_OPEN = _FILTERED + b"["
 _HEAD_BYTES = len(_HEAD) + 24  # doc_id's comma is within these
-_HASHES = b'"doc_hash": "%s", "prompt_hash": "%s", "target_hash": "%s"' % ((b"\0" * 64,) * 3)
-"""How lm-eval logs the hashes: three sha256 hex digests, where the runs of NUL are (:func:`_lmeval_hashes`)."""
+_HASHES = b'"doc_hash": "%s", "prompt_hash": "%s", "target_hash": "%s"' % ((b"0" * 64,) * 3)
+"""How lm-eval logs the hashes: three sha256 hex digests, here all "0" (:func:`_lmeval_hashes`)."""
 _HASHES_LEN = len(_HASHES)
-_DIGESTS = [(m.start(), m.end()) for m in re.finditer(rb"\0+", _HASHES)]
+_DIGESTS = [(m.start(), m.end()) for m in re.finditer(rb"0{64}", _HASHES)]
+_DIGIT_OFFSETS = np.where(np.frombuffer(_HASHES, np.uint8) == ord("0"), ord("f") - ord("0"), 0).astype(np.uint8)
+"""Per byte of the hashes, the most a logged byte may exceed :data:`_HASHES`'s: in a digest ord("f") - ord("0"), else 0."""
+_HEAD_ROW = np.frombuffer(_HEAD, np.uint8)
+_FILTERED_OPEN_ROW = np.frombuffer(_FILTERED_OPEN, np.uint8)
 _ID_KEYS = frozenset(("doc_id", "doc_hash", "prompt_hash", "target_hash"))
 _SHORT = 4096  # bytes: a logged answer or gold longer than this is a response, not an answer
 EXCERPT = 200  # characters kept of an ordinary task's logged answer or gold
@@ -219,36 +222,33 @@ def _old_layout_defaults(sample: dict[str, Any]) -> None:
     sample.setdefault("filter", "none")
 
 
+def _rows(buf: Buffer, starts: np.ndarray, width: int) -> np.ndarray:
+    """The ``width`` bytes of ``buf`` from each of ``starts``, as the rows of a new array (gathered through a
+    strided view of ``buf`` that is gone when this returns: a mapping cannot be closed while exported)."""
+    return np.ndarray((len(buf) - width + 1, width), np.uint8, buf, 0, (1, 1))[starts]
+
+
 def _layout_fields(
     buf: Buffer, n: int, starts: list[int], hashes_at: list[int], quotes: list[int], before: bytes
 ) -> tuple[list[int], list[str], list[float]] | None:
     """doc_id, doc_hash and response_chars of the lines of ``buf[:n]`` that start at ``starts``, with
     ``before`` + lm-eval's hashes at ``hashes_at`` (``before`` begins at the response's closing quote)
     and the last quote before that at ``quotes``; None unless every line is so and starts as lm-eval's
-    do. The bytes are compared on rows copied out of a numpy view of ``buf``, all lines at once.
+    do. The bytes are compared on rows copied out of ``buf``, all lines at once.
     """
     at, hashes, quote = (np.fromiter(x, np.int64, len(x)) for x in (starts, hashes_at, quotes))
-    if (hashes + _HASHES_LEN >= np.append(at[1:], n)).any():  # past the line's newline
+    if hashes[-1] + _HASHES_LEN >= n or (hashes[:-1] + _HASHES_LEN >= at[1:]).any():  # past the line's newline
         return None
     width = len(before)
-    opening = quote - len(_FILTERED_OPEN)
-    opened = opening >= at
     # every line holds before + hashes after its start, so these rows lie inside it
-    data = np.frombuffer(buf, np.uint8)
-    try:
-        tails = sliding_window_view(data, width + _HASHES_LEN)[hashes - width]
-        heads = sliding_window_view(data, _HEAD_BYTES)[at]
-        openings = sliding_window_view(data, len(_FILTERED_OPEN))[np.where(opened, opening, at)]
-    finally:
-        del data  # release the buffer even on an error: a mapping cannot be closed while exported
-    doc_hashes = _lmeval_hashes(tails[:, width:])
-    if doc_hashes is None or not (tails[:, :width] == np.frombuffer(before, np.uint8)).all():
-        return None
-    doc_ids = _doc_ids(heads)
+    doc_hashes = _lmeval_hashes(_rows(buf, hashes - width, width + _HASHES_LEN), before)
+    doc_ids = None if doc_hashes is None else _doc_ids(_rows(buf, at, _HEAD_BYTES))
     if doc_ids is None:
         return None
-    opened &= (openings == np.frombuffer(_FILTERED_OPEN, np.uint8)).all(axis=1)
-    chars = hashes - width - quote - 1
+    opening = quote - len(_FILTERED_OPEN)
+    opened = opening >= at
+    opened &= (_rows(buf, np.where(opened, opening, at), len(_FILTERED_OPEN)) == _FILTERED_OPEN_ROW).all(axis=1)
+    chars = hashes - quote - (width + 1)
     for i in np.flatnonzero(~opened):  # an escaped quote in the response (or no such response)
         chars[i] = _response_chars(buf, starts[i], hashes_at[i] - width + 2)
     return doc_ids, doc_hashes, np.where(chars >= 0, chars, math.nan).tolist()
@@ -256,40 +256,40 @@ def _layout_fields(
 
 def _doc_ids(heads: np.ndarray) -> list[int] | None:
     """The doc_id of each row of ``heads`` (a line's first bytes, ``'{"doc_id": <digits>, ..'``), None unless every
-    row starts so. The rows become ``'  <digits>,  '`` and orjson decodes them all as one JSON array."""
-    heads = heads.copy()
-    comma = heads[:, len(_HEAD) :] == ord(",")
-    if not (heads[:, : len(_HEAD)] == np.frombuffer(_HEAD, np.uint8)).all() or not comma.any(axis=1).all():
+    row starts so, with 1 to 19 digits and minus signs (orjson then reads a 64-bit JSON integer or fails). Each
+    row's number and comma are kept, the rest blanked, and orjson decodes them all as one JSON array."""
+    number = heads[:, len(_HEAD) :]
+    end = ((number - ord("0") < 10) | (number == ord("-"))).argmin(axis=1)  # the first other byte: the comma
+    if (
+        not (heads[:, : len(_HEAD)] == _HEAD_ROW).all()
+        or end.min() < 1
+        or end.max() > 19
+        or not (number[np.arange(len(number)), end] == ord(",")).all()
+    ):
         return None
-    at = len(_HEAD) + comma.argmax(axis=1)[:, None]  # the first comma
-    column = np.arange(heads.shape[1])
-    number = (column >= len(_HEAD)) & (column < at)
-    digits = ((heads >= ord("0")) & (heads <= ord("9"))) | (heads == ord("-"))
-    if not (digits | ~number).all() or not (at - len(_HEAD)).all() or (at - len(_HEAD) > 19).any():
-        return None  # 1 to 19 digits and minus signs: orjson reads 64-bit JSON integers or fails
-    heads[~number & (column != at)] = ord(" ")
-    heads[-1, at[-1]] = ord("]")
+    text = np.where(np.arange(number.shape[1]) <= end[:, None], number, ord(" "))
+    text[-1, end[-1]] = ord("]")
     try:
-        doc_ids = orjson.loads(b"[" + heads.tobytes())
+        doc_ids = orjson.loads(b"[" + text.tobytes())
     except orjson.JSONDecodeError:
         return None
     return doc_ids if len(doc_ids) == len(heads) else None
 
 
-def _lmeval_hashes(table: np.ndarray) -> list[str] | None:
-    """The doc_hash of each row of ``table`` (``'"doc_hash": "..", "prompt_hash": "..", "target_hash": ".."'``),
+def _lmeval_hashes(tails: np.ndarray, before: bytes) -> list[str] | None:
+    """The doc_hash of each row of ``tails`` (``before`` + ``'"doc_hash": "..", "prompt_hash": "..", "target_hash": ".."'``),
     or None unless every row is exactly that with three sha256 hex digests (64 of 0-9a-f: as JSON, such a
-    string decodes to itself)."""
-    table = table.copy()
-    digests = [table[:, start:stop].tobytes() for start, stop in _DIGESTS]
-    for start, stop in _DIGESTS:
-        table[:, start:stop] = 0
-    digits = np.frombuffer(b"".join(digests), np.uint8)
-    hexadecimal = ((digits >= ord("0")) & (digits <= ord("9"))) | ((digits >= ord("a")) & (digits <= ord("f")))
-    if not (table == np.frombuffer(_HASHES, np.uint8)).all() or not hexadecimal.all():
+    string decodes to itself).
+
+    Less the expected bytes (:data:`_HASHES` has "0" for every digit), a row holds 0 at every other byte
+    and each digit's offset from "0": 0-9 for a decimal digit, 49-54 for a-f.
+    """
+    width = len(before)
+    offsets = tails - np.frombuffer(before + _HASHES, np.uint8)
+    if offsets[:, :width].any() or (offsets[:, width:] > _DIGIT_OFFSETS).any() or (offsets - 10 < 39).any():
         return None
-    text = digests[0].decode("ascii")
-    return [text[i : i + 64] for i in range(0, len(text), 64)]
+    start, stop = _DIGESTS[0]  # the doc_hash digits and their closing quote, split at the quotes
+    return tails[:, width + start : width + stop + 1].tobytes().decode("ascii").split('"')[:-1]
 
 
 def _shared_fields(before: bytes, after: bytes) -> tuple[Any, ...] | None:
