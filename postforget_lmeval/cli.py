@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from postforget_lmeval import runtime
 from postforget_lmeval.sources import FORMATS
 
 MAX_WARNINGS = 20  # shown on the terminal; summary.json has them all
@@ -328,9 +329,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run(argv: Sequence[str] | None = None) -> int:
-    """The ``postforget-pair`` console script: :func:`main`, then every object is frozen out of the garbage
-    collector, since the process ends next and its final collection would walk all the tables of a large
-    pairing (~0.1 s of the exit) to free memory the system frees anyway."""
+    """The ``postforget-pair`` console script: :func:`main` with the process settings of a one-off run
+    (:mod:`runtime`: no cyclic garbage collection, malloc keeps freed memory), then every object is
+    frozen out of the collector, since the process ends next and the interpreter's final collection
+    would walk all the tables of a large pairing (~0.1 s of the exit) to free memory the system frees anyway."""
+    runtime.for_one_run()
     code = main(argv)
     gc.freeze()
     return code
