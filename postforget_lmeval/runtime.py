@@ -1,4 +1,4 @@
-"""Process-wide settings of the console scripts, which run one command and exit.
+"""Process-wide settings of the ``postforget-pair`` console script, which runs one command and exits.
 
 Two defaults meant for long-lived processes cost a large pairing CPU on its critical path (measured on
 the 2.1 GB pair of ``make bench``, 2 cores, 10 runs each):
@@ -9,8 +9,8 @@ the 2.1 GB pair of ``make bench``, 2 cores, 10 runs each):
   fresh mappings, so the same pages are unmapped and faulted in again and again. Keeping freed
   memory for reuse took the whole process from 3.08 to 2.79 CPU-seconds (system time 0.73 -> 0.55 s).
 
-Peak memory grew by about 7 MB (224 -> 231 MB). The settings apply only to the console scripts'
-processes (and the reading and analysis processes they fork); ``pair()`` called from a library leaves
+Peak memory grew by about 7 MB (224 -> 231 MB). The settings apply only to that script's process
+(and the reading and analysis processes it forks); ``pair()`` called from a library leaves
 its caller's process as it is.
 """
 

@@ -1,4 +1,4 @@
-"""The console scripts' process settings (``runtime``): checked in fresh interpreters, so this process keeps its own."""
+"""The console script's process settings (``runtime``): checked in fresh interpreters, so this process keeps its own."""
 
 from __future__ import annotations
 
