@@ -12,13 +12,13 @@ import gc
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING, Any
 
 from postforget_lmeval import runtime
 from postforget_lmeval.sources import FORMATS
+
+if TYPE_CHECKING:  # rich is imported on first use: postforget-pair starts its readers before loading it
+    from rich.console import Console
 
 MAX_WARNINGS = 20  # shown on the terminal; summary.json has them all
 PAIR_USAGE = (
@@ -33,11 +33,25 @@ def _patterns(value: str) -> list[str]:
     return [p.strip() for p in value.split(",") if p.strip()]
 
 
+def escape(text: str) -> str:
+    """rich's markup escape. rich takes ~40 ms to import, which ``postforget-pair`` spends while its reading
+    processes run rather than before it starts them, so this module imports it on first use."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
+def _err_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, soft_wrap=True)
+
+
 def _consoles() -> tuple[Console, Console]:
     """stdout (wide when piped: see :func:`report.stdout_console`) and stderr."""
     from postforget_lmeval.report import stdout_console
 
-    return stdout_console(), Console(stderr=True, soft_wrap=True)
+    return stdout_console(), _err_console()
 
 
 def _pair_parser() -> argparse.ArgumentParser:
@@ -170,14 +184,15 @@ def _pair(argv: Sequence[str]) -> int:
 
     if args.rescore and "," in args.rescore:  # several policies: the sensitivity comparison
         return _sensitivity(args, *_consoles())
-    err = Console(stderr=True, soft_wrap=True)
-    bar = None if args.quiet or not err.is_terminal else _Bar(err)
+    bar = None
     try:
         if args.paper_pair:
             from postforget_lmeval import paper
 
             paper.check_label(args.paper_pair)
         begun = reading.start(args.before, args.after, **_pair_options(args))
+        err = _err_console()
+        bar = None if args.quiet or not err.is_terminal else _Bar(err)
         # the reading processes run now: import what the rest needs meanwhile (pandas & co, ~0.5 s)
         from postforget_lmeval.outputs import write_outputs
         from postforget_lmeval.pairing import finish
@@ -190,7 +205,7 @@ def _pair(argv: Sequence[str]) -> int:
         if args.paper_pair:
             result.summary["paper_pair"] = args.paper_pair
     except PairingError as e:
-        return _failed(err, e, args.output)
+        return _failed(_err_console(), e, args.output)
     finally:
         if bar:
             bar.stop()
