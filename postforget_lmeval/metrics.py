@@ -232,8 +232,9 @@ def _across_seeds(subtasks: pd.DataFrame, per_cat: pd.DataFrame, overall: pd.Dat
     # without its machinery; the level by name (see _pooled)
     by_category = per_cat.groupby("category", sort=True)
     cat_stats = pd.DataFrame({f"{m}_{s}": getattr(by_category[m], s)() for m in per_cat for s in ("mean", "std")})
-    all_stats = overall.agg(["mean", "std"]).unstack().to_frame("OVERALL").T
-    all_stats.columns = cat_stats.columns  # (metric, stat) in the same order
+    all_stats = pd.DataFrame(
+        [[getattr(overall[m], s)() for m in overall for s in ("mean", "std")]], index=["OVERALL"], columns=cat_stats.columns
+    )  # what overall.agg(["mean", "std"]) computes, column by column
     stats = pd.concat([cat_stats, all_stats])
 
     by_cat = subtasks.groupby("category", sort=True)
@@ -275,15 +276,19 @@ def _pooled(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     sub-benchmarks per pooled item, which is the right baseline because the response model holds
     within a sub-benchmark (with its own accuracy and k), not across the pool.
     """
-    values = df[list(RATE_METRICS)].astype(float)
-    weights = pd.DataFrame({m: df["n"].astype(float) for m in RATE_METRICS})
-    weights["F_rel"] = (df["n_11"] + df["n_10"]).astype(float)
-    weights = weights.where(values.notna(), 0.0)
-    # grouped by column names: pandas formats a repr of a key that is a Series (or the index of level=) to test
-    # whether it names a column, more costly than the sums
-    num = pd.concat([df[keys], values.fillna(0.0) * weights], axis=1).groupby(keys, dropna=False).sum()
-    den = pd.concat([df[keys], weights], axis=1).groupby(keys, dropna=False).sum()
-    return num / den.where(den > 0)
+    values = df[list(RATE_METRICS)].to_numpy(dtype=float)
+    weights = np.repeat(df["n"].to_numpy(dtype=float)[:, None], len(RATE_METRICS), axis=1)
+    weights[:, RATE_METRICS.index("F_rel")] = (df["n_11"] + df["n_10"]).to_numpy(dtype=float)
+    missing = np.isnan(values)
+    weights[missing] = 0.0
+    # numerators and weights summed by one groupby, keyed by column names: pandas formats a repr of a key that
+    # is a Series (or the index of level=) to test whether it names a column, more costly than the sums
+    sums = pd.DataFrame(np.hstack([np.where(missing, 0.0, values) * weights, weights]))
+    for i, key in enumerate(keys):
+        sums.insert(i, key, df[key].array)
+    sums = sums.groupby(keys, dropna=False).sum()
+    num, den = sums.iloc[:, : len(RATE_METRICS)].to_numpy(), sums.iloc[:, len(RATE_METRICS) :].to_numpy()
+    return pd.DataFrame(num / np.where(den > 0, den, np.nan), index=sums.index, columns=list(RATE_METRICS))
 
 
 def aggregate_micro(subtasks: pd.DataFrame) -> pd.DataFrame:
