@@ -85,16 +85,18 @@ def _side_table(
         raise PairingError(f"no usable samples on the {side} side: " + listing(mine, 5, "; "))
     df = item_table(frames)
     sizes = [len(r) for r in frames]
-    df["has_repeats"] = np.repeat([r.has_repeats for r in frames], sizes)
+    replicates = np.maximum.reduceat(df["replicate"].to_numpy(), np.cumsum([0, *sizes[:-1]]))  # per run, its highest
+    df["has_repeats"] = np.repeat(replicates > 0, sizes)
     if k is not None:
         ordinary = np.repeat([not r.run.self_scored for r in frames], sizes)
         df.loc[ordinary, "k"] = float(k)
     df["source"] = pd.Categorical.from_codes(np.zeros(len(df), dtype=np.int8), pd.Index([source.name], dtype="str"))
     sub, subtasks = keys.factorize(df["subtask"].to_numpy())
     seed, task = df["seed_value"].cat.codes.to_numpy(), df["task"].cat.codes.to_numpy()
-    distinct = df.loc[keys.starts(sub, seed, task), ["subtask", "seed_value", "task"]]  # every (subtask, seed, task)
-    tasks = distinct.groupby(["subtask", "seed_value"], observed=True)["task"].nunique()
-    if (tasks > 1).any():
+    first = keys.starts(sub, seed, task)  # every (subtask, seed, task)
+    if keys.varies_within(keys.fused(sub[first], seed[first]), task[first]):  # then the exact test, for the message
+        distinct = df.loc[first, ["subtask", "seed_value", "task"]]
+        tasks = distinct.groupby(["subtask", "seed_value"], observed=True)["task"].nunique()
         subtask, seed = tasks[tasks > 1].index[0]
         names = sorted(df.loc[(df["subtask"] == subtask) & (df["seed_value"] == seed), "task"].unique())
         raise PairingError(
@@ -304,22 +306,20 @@ def _warn_unpaired(joined: pd.DataFrame, got: Collected) -> None:
 def _categories(joined: pd.DataFrame, got: Collected) -> pd.Series:
     """One category per sub-benchmark: a named one wins over the task-name fallback of ordinary tasks."""
     sub = joined["subtask"].to_numpy()
-    stacked = pd.concat(
-        [
-            joined.loc[keys.starts(sub, joined[f"category_{side}"].to_numpy()), ["subtask", f"category_{side}"]]
-            .drop_duplicates()
-            .set_axis(["subtask", "category"], axis=1)
-            for side in SIDES
-        ]
-    ).dropna()  # pairs deduplicated per side first: one row per item is many times more than needed
-    named = stacked[stacked["category"] != stacked["subtask"]].drop_duplicates()
-    for subtask, cats in named.groupby("subtask")["category"]:
-        if len(cats) > 1:
+    named: dict[str, list[str]] = {}  # per sub-benchmark its named categories, before's first, in order of appearance
+    for side in SIDES:
+        category = joined[f"category_{side}"].to_numpy()
+        first = keys.starts(sub, category)  # the (subtask, category) pairs: one row per item is many times more
+        for subtask, name in zip(sub[first].tolist(), category[first].tolist()):
+            if not pd.isna(name) and name != subtask and name not in named.setdefault(subtask, []):
+                named[subtask].append(name)
+    for subtask in sorted(named):
+        if len(cats := named[subtask]) > 1:
             got.warnings.append(
-                f"{subtask}: category differs between the sides ({', '.join(map(str, cats))}); using {cats.iloc[0]}"
+                f"{subtask}: category differs between the sides ({', '.join(map(str, cats))}); using {cats[0]}"
             )
     chosen = {s: s for s in keys.factorize(sub)[1]}
-    chosen.update(named.drop_duplicates("subtask").set_index("subtask")["category"].to_dict())
+    chosen.update((subtask, cats[0]) for subtask, cats in named.items())
     return pd.Series(chosen, name="category")
 
 
