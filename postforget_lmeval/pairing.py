@@ -44,6 +44,13 @@ def _scored_by(req: ReadRequest, read: RunRead) -> str:
     return "+".join(read.info.get("extractors") or []) or "logged"
 
 
+def _scorers(subtasks: pd.DataFrame, got: Collected) -> list[str]:
+    """Per row of ``subtasks``, who scored its figures: one name, or each side's where they differ."""
+    scorers = {side: {r["task"]: r["scored_by"] for r in got.runs[side]} for side in SIDES}
+    before, after = ([scorers[side][task] for task in subtasks[f"task_{side}"].tolist()] for side in SIDES)
+    return [b if b == a else f"before: {b}; after: {a}" for b, a in zip(before, after)]
+
+
 def _record(side: str, source: Source, read: RunRead, got: Collected) -> None:
     """Record the run used and every problem met while reading its file."""
     req, run = read.request, read.request.run
@@ -445,27 +452,20 @@ def finish(begun: reading.Started, progress: Progress | None = None) -> PairResu
 
         started_analyses = analyses_module.in_background(samples, {"runs": got.runs}, load_responses)
     subtasks = tables.subtask_rows(paired, joined)
-    scorers = {side: {r["task"]: r["scored_by"] for r in got.runs[side]} for side in SIDES}
-    by_side = {side: subtasks[f"task_{side}"].astype(str).map(scorers[side]).astype(str) for side in SIDES}
-    subtasks["scored_by"] = by_side["before"].where(
-        by_side["before"] == by_side["after"], "before: " + by_side["before"] + "; after: " + by_side["after"]
-    )
+    subtasks["scored_by"] = pd.Series(_scorers(subtasks, got), index=subtasks.index, dtype="str")
     categories = pd.concat([metrics.aggregate(subtasks), metrics.aggregate_micro(subtasks)], ignore_index=True)
-    base_safety = (subtasks["category"] == "Safety/Truthfulness") & (
-        subtasks["task_before"].str.endswith("_base") | subtasks["task_after"].str.endswith("_base")
-    )
-    if base_safety.any():
+    rows = zip(*(subtasks[c].tolist() for c in ("category", "task_before", "task_after")))  # a few hundred: plain Python
+    if any(c == "Safety/Truthfulness" and (b.endswith("_base") or a.endswith("_base")) for c, b, a in rows):
         got.note(
             "Safety/Truthfulness includes a base-model (few-shot) run; the paper reports this category "
             "only when neither model is a base model"
         )
     agreement = tables.agreement(paired)
     if not agreement.empty:
-        agreement.insert(
-            1,
-            "category",
-            agreement["subtask"].map(subtasks.drop_duplicates("subtask").set_index("subtask")["category"]),
-        )
+        category: dict[str, str] = {}
+        for subtask, name in zip(subtasks["subtask"].tolist(), subtasks["category"].tolist()):
+            category.setdefault(subtask, name)
+        agreement.insert(1, "category", agreement["subtask"].map(category))
     options = {name: value for name, value in o.items() if name not in ("strict", "analyses")}  # summary.json's
     scored = sorted(set(subtasks["scored_by"]))
     result = PairResult(

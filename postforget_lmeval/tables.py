@@ -102,9 +102,11 @@ def samples_frame(paired: pd.DataFrame) -> pd.DataFrame:
     Per side: answer, status, task, file, locator, seed, source (input format), response_chars;
     correct_logged when rescored; option_ll for log-likelihood multiple-choice runs.
     """
-    out = paired[["subtask", "category", "doc_id", "seed", "replicate", "before", "after", "k"]].copy()
-    codes = 2 * out["before"].to_numpy() + out["after"].to_numpy()  # 3: 1->1, 2: 1->0, 1: 0->1, 0: 0->0
-    out["transition"] = pd.Categorical.from_codes(3 - codes, categories=list(TRANSITIONS.values()))
+    out = {c: paired[c] for c in ("subtask", "category", "doc_id", "seed", "replicate", "before", "after", "k")}
+    codes = 2 * paired["before"].to_numpy() + paired["after"].to_numpy()  # 3: 1->1, 2: 1->0, 1: 0->1, 0: 0->0
+    out["transition"] = pd.Series(
+        pd.Categorical.from_codes(3 - codes, categories=list(TRANSITIONS.values())), index=paired.index
+    )
     out["gold"] = paired["gold_before"].fillna(paired["gold_after"])
     per_side = ["answer", "status", "task", "file", "locator", "seed", "source", "response_chars"]
     if "correct_logged_before" in paired or "correct_logged_after" in paired:
@@ -118,7 +120,7 @@ def samples_frame(paired: pd.DataFrame) -> pd.DataFrame:
     per_side = [f"{col}_{side}" for col in ("status", "task", "file", "seed", "source") for side in SIDES]
     for col in ("subtask", "category", "seed", *per_side):
         out[col] = _category(out[col])
-    return out.reset_index(drop=True)
+    return pd.DataFrame(out).reset_index(drop=True)  # built once: column by column costs more
 
 
 def _category(column: pd.Series) -> pd.Series:
