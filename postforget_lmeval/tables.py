@@ -22,17 +22,11 @@ def subtask_rows(paired: pd.DataFrame, joined: pd.DataFrame) -> pd.DataFrame:
     bounds = np.r_[0, np.cumsum(np.bincount(group, minlength=len(index)))]
     before, after, ks = (paired[c].to_numpy() for c in ("before", "after", "k"))
     rows = []
-    for (subtask, seed), start, end in zip(index, bounds[:-1], bounds[1:]):
+    for start, end in zip(bounds[:-1], bounds[1:]):
         idx = order[start:end]
         k = ks[idx]
-        rows.append(
-            {
-                "subtask": subtask,
-                "seed": seed,
-                **metrics.transition_metrics(before[idx], after[idx], k=None if np.isnan(k).all() else k),
-            }
-        )
-    out = pd.DataFrame(rows).set_index(["subtask", "seed"]).sort_index()
+        rows.append(metrics.transition_metrics(before[idx], after[idx], k=None if np.isnan(k).all() else k))
+    out = pd.DataFrame(rows, index=index)  # the groups in sorted order
     firsts = paired[["category", "seed_before", "seed_after", "replicate", "task_before", "task_after"]]
     firsts = firsts.iloc[order[bounds[:-1]]].set_axis(index)  # never missing in paired rows: groupby's first()
     for side in SIDES:  # statuses counted over runs of one status in one group
@@ -43,9 +37,10 @@ def subtask_rows(paired: pd.DataFrame, joined: pd.DataFrame) -> pd.DataFrame:
         unanswered = np.bincount(at, weights=size * (logged & (status != "answered")), minlength=len(index))
         any_logged = pd.Series(np.bincount(at[logged], minlength=len(index)) > 0, index=index)
         out[f"unanswered_{side}"] = pd.Series(unanswered.astype(np.int64), index=index).where(any_logged)
-    lonely, unpaired = joined[joined["_merge"] != "both"], None
-    if len(lonely):
-        unpaired = lonely.groupby(["subtask", "seed", "_merge"], observed=True).size().unstack("_merge")
+    lonely, unpaired = joined["_merge"].array != "both", None
+    if lonely.any():
+        unpaired = joined.loc[lonely, ["subtask", "seed", "_merge"]]
+        unpaired = unpaired.groupby(["subtask", "seed", "_merge"], observed=True).size().unstack("_merge")
         unpaired = unpaired.reindex(columns=["left_only", "right_only"])
     for side, col in (("before", "left_only"), ("after", "right_only")):
         values = unpaired[col].reindex(out.index) if unpaired is not None else None
@@ -55,12 +50,16 @@ def subtask_rows(paired: pd.DataFrame, joined: pd.DataFrame) -> pd.DataFrame:
 
 
 def _groups(paired: pd.DataFrame) -> tuple[np.ndarray, pd.MultiIndex]:
-    """Per row, its (subtask, seed) group numbered in sorted order, and the groups' keys: ``groupby(sort=True)``
-    on the rows that start a run of equal keys (see :mod:`postforget_lmeval.keys`)."""
+    """Per row, its (subtask, seed) group numbered in sorted order, and the groups' keys (as ``groupby(sort=True)``),
+    sorting only the rows that start a run of equal keys (see :mod:`postforget_lmeval.keys`)."""
     subtask, seed = paired["subtask"].to_numpy(), paired["seed"].to_numpy()
     first = keys.starts(subtask, seed)
-    grouped = pd.DataFrame({"subtask": subtask[first], "seed": seed[first]}).groupby(["subtask", "seed"], sort=True)
-    return grouped.ngroup().to_numpy()[np.cumsum(first) - 1], grouped.size().index
+    (subtasks, sub), (seeds, code) = keys.unique(subtask[first]), keys.unique(seed[first])
+    _, group = keys.unique(keys.fused(sub, code))
+    row = np.empty(group.max() + 1, dtype=np.int64)
+    row[group] = np.arange(len(group))  # a row of each group
+    index = pd.MultiIndex(levels=[subtasks, seeds], codes=[sub[row], code[row]], names=["subtask", "seed"])
+    return group[np.cumsum(first) - 1], index
 
 
 def agreement(paired: pd.DataFrame) -> pd.DataFrame:
