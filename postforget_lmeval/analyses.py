@@ -17,13 +17,15 @@ them to the macro rows of ``result.categories``, and named tables to ``result.ta
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from postforget_lmeval import bootstrap, drift, failure_modes, significance
+from postforget_lmeval import bootstrap, drift, failure_modes, keyed_rows, significance
 from postforget_lmeval.analyses_report import analyses_markdown
 from postforget_lmeval.macro import macro_means
 from postforget_lmeval.results import PairResult
@@ -37,23 +39,23 @@ BEHAVIOUR_COLUMNS = ("F_format_share", "BT_format_share", "answered_before", "an
                      "median_chars_before", "median_chars_after")
 SUBTASK_DRIFT_COLUMNS = ("dp_gold_median_11", "at_risk_share", "drift_share")
 DRIFT_COLUMNS = ("at_risk_share", "drift_share")
+KEYS = ["subtask", "seed"]
+"""The key of a row of ``subtasks`` and of the analyses' per-row tables."""
 TERMINAL_COLUMNS = ("format", "significant")
 """Columns of :func:`terminal_columns`, for the category table on the terminal."""
 
 
-def _add_columns(frame: pd.DataFrame, extra: pd.DataFrame, keys: Sequence[str], rows: pd.Series | None = None) -> None:
-    """Set ``extra``'s non-key columns on ``frame`` (in place) by matching ``keys`` as text (``extra``'s keys
-    are unique); NaN where ``extra`` has no such row; only on ``rows`` if given."""
-    keys = list(keys)
-    target = pd.MultiIndex.from_frame(frame[keys].astype(str))
-    at = pd.MultiIndex.from_frame(extra[keys].astype(str)).get_indexer(target)
-    matched = extra.drop(columns=keys).reset_index(drop=True).reindex(at)  # label -1: no such row, NaN
-    for col in matched.columns:
-        values = matched[col].to_numpy()
-        if rows is None:
-            frame[col] = values
-        else:
-            frame.loc[rows.to_numpy(), col] = values[rows.to_numpy()]
+def _set_columns(frame: pd.DataFrame, extra: pd.DataFrame, at: np.ndarray | None = None,
+                 rows: np.ndarray | None = None) -> None:
+    """Set ``extra``'s columns on ``frame`` in place: on row ``i`` of ``frame`` row ``at[i]`` of ``extra`` (NaN
+    where -1; by default row ``i``); only on ``rows`` (a mask) if given, NaN elsewhere."""
+    for col in extra.columns:
+        values = extra[col].to_numpy()
+        if at is not None:
+            values = np.append(values, np.nan)[at]  # position -1: the NaN at the end
+        if rows is not None:
+            values = np.where(rows, values, np.nan)
+        frame[col] = values
 
 
 def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
@@ -84,7 +86,7 @@ def _max_gen_toks(summary: Mapping[str, Any]) -> dict[str, int | None]:
     return out
 
 
-Started = tuple[Callable[[], bootstrap.Intervals], Callable[[], failure_modes.Replies]]
+Started = tuple[Callable[[], bootstrap.Intervals], Callable[[], failure_modes.Modes]]
 """The analyses' two long steps under way (:func:`in_background`): call each to wait for its result."""
 
 
@@ -94,11 +96,12 @@ def in_background(
     """Start the bootstrap's draws and the read-back of unanswered replies (``load_responses`` of the input
     sources, file by file) in forked processes (on large pairs), so that they run while the caller builds
     the tables; ``summary['runs']`` gives the budgets."""
+    max_gen_toks = _max_gen_toks(summary)
     return (
         bootstrap.in_background(samples),
-        failure_modes.replies_in_background(samples, _max_gen_toks(summary), load_responses)
+        failure_modes.modes_in_background(samples, max_gen_toks, load_responses)
         if load_responses is not None
-        else dict,
+        else partial(failure_modes.modes_of, samples, max_gen_toks, None),
     )
 
 
@@ -117,46 +120,50 @@ def annotate(
     replicates and the seed of their random draws. ``started``: the long steps already started with
     :func:`in_background` on ``result.samples`` (pairing starts them before it builds the tables, with the
     default ``n_boot`` and ``seed``); by default they run here.
+
+    The analyses' tables are keyed by (subtask, seed) as text; row ``i`` of the significance table, of the
+    failure-mode counts and of the behaviour columns is row ``i`` of ``subtasks``.
     """
     subtasks, categories, samples = result.subtasks, result.categories, result.samples
-    macro_rows = categories["average"] == "macro" if "average" in categories else pd.Series(True, categories.index)
-    keys = ["subtask", "seed"]
-    bootstrap_intervals, replies = started or (
+    macro = (categories["average"] == "macro").to_numpy() if "average" in categories else np.ones(len(categories), bool)
+    bootstrap_intervals, modes_when_read = started or (
         bootstrap.in_background(samples, n_boot=n_boot, seed=seed),  # runs meanwhile
-        lambda: None,  # item_modes reads the replies back itself
+        partial(failure_modes.modes_of, samples, _max_gen_toks(result.summary), load_item),
     )
+    rows = keyed_rows.item_rows(samples, subtasks, KEYS)  # the subtasks row of every item
 
     sig = significance.significance_table(subtasks)
-    _add_columns(subtasks, sig[[*keys, *significance.COLUMNS]], keys)
+    _set_columns(subtasks, sig[list(significance.COLUMNS)])
     result.tables["significance"] = sig
     for col in bootstrap.COLUMNS:  # their place in the tables; filled when the draws are done
         subtasks[col] = float("nan")
         categories[col] = float("nan")
 
-    modes = failure_modes.item_modes(samples, _max_gen_toks(result.summary), load_item, replies())
-    if modes.attrs["unreadable"]:
+    modes = modes_when_read()
+    if modes.unreadable:
         result.warnings.append(
-            f"{modes.attrs['unreadable']} unanswered item(s) could not be read back from their samples file "
+            f"{modes.unreadable} unanswered item(s) could not be read back from their samples file "
             "(moved or changed since pairing?): counted as no_answer, not checked for a refusal"
         )
-    counts = failure_modes.mode_counts(modes, subtasks)
-    _add_columns(subtasks, counts[[*keys, "F_format_share", "BT_format_share"]], keys)
-    _add_columns(subtasks, failure_modes.behaviour(samples), keys)
-    counts_of = _keyed(subtasks[["subtask", "category", "seed", "n_11", "n_10", "n_01"]])
-    result.tables["failure_modes"] = counts_of.drop(columns="n_11").merge(counts, on=keys)
+    counts = failure_modes.mode_counts(modes, rows, len(subtasks))
+    _set_columns(subtasks, counts[["F_format_share", "BT_format_share"]])
+    _set_columns(subtasks, failure_modes.behaviour(samples, rows, len(subtasks)))
+    counts_of = _keyed(subtasks[["subtask", "category", "seed", "n_11", "n_10", "n_01"]]).reset_index(drop=True)
+    result.tables["failure_modes"] = pd.concat([counts_of.drop(columns="n_11"), counts], axis=1)
 
     items = drift.item_drift(samples)
     if not items.empty:
         per_row = drift.drift_summary(items)
-        _add_columns(subtasks, per_row[[*keys, *SUBTASK_DRIFT_COLUMNS]], keys)
-        result.tables["drift"] = counts_of.drop(columns="n_01").merge(per_row, on=keys)
+        _set_columns(subtasks, per_row[list(SUBTASK_DRIFT_COLUMNS)], keyed_rows.positions(per_row, subtasks, KEYS))
+        result.tables["drift"] = counts_of.drop(columns="n_01").merge(per_row, on=KEYS)
         result.tables["drift_items"] = items
     else:
         for col in SUBTASK_DRIFT_COLUMNS:
             subtasks[col] = float("nan")
 
     means = macro_means(subtasks, [*BEHAVIOUR_COLUMNS, *DRIFT_COLUMNS]).add_suffix("_mean").reset_index()
-    _add_columns(categories, means, ["category"], rows=macro_rows)
+    at = keyed_rows.positions(means, categories, ["category"])
+    _set_columns(categories, means.drop(columns="category"), at, macro)
     result.summary.setdefault("analyses", {}).update(
         {
             "significance": {"test": "exact McNemar (two-sided binomial on n_10, n_01)",
@@ -164,15 +171,16 @@ def annotate(
             "bootstrap": {"replicates": n_boot, "seed": seed, "level": bootstrap.LEVEL,
                           "unit": "item within sub-benchmark, same draw for every seed"},
             "failure_modes": {"cut_chars_per_token": failure_modes.CUT_CHARS_PER_TOKEN,
-                              "items_read_back": modes.attrs["loaded"], "unreadable": modes.attrs["unreadable"]},
+                              "items_read_back": modes.loaded, "unreadable": modes.unreadable},
             "drift": {"items": len(items), "at_risk_drop": drift.AT_RISK_DROP, "drift_share": drift.DRIFT_SHARE}
             if not items.empty
             else {"items": 0, "why": "no item logs option log-likelihoods on both sides (generative tasks)"},
         }
     )
     per_row, per_cat = bootstrap_intervals()
-    _add_columns(subtasks, per_row, keys)
-    _add_columns(categories, per_cat, ["category"], rows=macro_rows)
+    _set_columns(subtasks, per_row[list(bootstrap.COLUMNS)], keyed_rows.positions(per_row, subtasks, KEYS))
+    _set_columns(categories, per_cat[list(bootstrap.COLUMNS)],
+                 keyed_rows.positions(per_cat, categories, ["category"]), macro)  # fmt: skip
 
 
 def terminal_columns(result: PairResult) -> pd.DataFrame:

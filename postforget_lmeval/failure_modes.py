@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -112,43 +112,70 @@ LoadResponses = Callable[[str, Sequence[int]], "list[list[str] | None]"]
 BACKGROUND_MIN_REPLIES = 300  # replies to read back below which a process costs more than it saves
 
 
+class _WrongSide(NamedTuple):
+    """The items of one transition as the log shows their wrong side, before any reply is read back."""
+
+    rows: np.ndarray  # positions in samples
+    mode: np.ndarray  # positions in MODES
+    chars: np.ndarray  # reply lengths, NaN where not logged
+    unanswered: np.ndarray  # positions in ``rows`` of the items of mode no_answer
+    limit: np.ndarray  # per unanswered item: its run's max_gen_toks, NaN where unknown
+    replies: list[Reply | None]  # per unanswered item: its reply, None without a samples file
+
+    def to_read(self) -> np.ndarray:
+        """Positions in ``unanswered`` of the replies read back: not already cut by their logged length."""
+        cut = self.chars[self.unanswered] >= CUT_CHARS_PER_TOKEN * self.limit
+        return np.flatnonzero(~cut & np.array([r is not None for r in self.replies], dtype=bool))
+
+
+class Modes(NamedTuple):
+    """The mode of every 1->0 item, then of every 0->1 item (see :func:`modes_of`)."""
+
+    rows: np.ndarray  # positions in samples
+    transition: np.ndarray  # positions in DIRECTIONS
+    mode: np.ndarray  # positions in MODES
+    chars: np.ndarray  # reply lengths (logged, else read back), NaN where neither
+    loaded: int  # replies read back
+    unreadable: int  # replies that could not be read back
+
+
 def _wrong_side(
     samples: pd.DataFrame, max_gen_toks: Mapping[str, int | None], transition: str, side: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[Reply | None]]:
-    """For the items of ``transition``: rows, mode codes from the log, response chars, generation budget
-    and, per item of mode no_answer (``np.flatnonzero(mode == _NO_ANSWER)``), its reply (None: no file)."""
+) -> _WrongSide:
+    """The items of ``transition`` seen from ``side``, their modes as the log tells them."""
     rows = np.flatnonzero(samples["transition"] == transition)  # no conversion of the column to text
     status = _column(samples, f"status_{side}").take(rows)
-    mode = _modes_of(status)  # positions in MODES, until the frame is built
+    mode = _modes_of(status)  # positions in MODES
     no_status = np.flatnonzero(status.isna().to_numpy())
     mode[no_status[_has_options(samples, f"option_ll_{side}", rows[no_status])]] = _WRONG
     mode[no_status[_no_match(samples, side, rows[no_status])]] = _NO_ANSWER
     chars = _column(samples, f"response_chars_{side}", np.nan).to_numpy(dtype=float)[rows]
-    at = rows[mode == _NO_ANSWER]  # only these need their run's budget and maybe their reply
+    unanswered = np.flatnonzero(mode == _NO_ANSWER)  # only these need their run's budget and maybe their reply
+    at = rows[unanswered]
     files = _values(samples, f"file_{side}", at)
     limit = np.array([max_gen_toks.get(str(f)) for f in files], dtype=float)
-    locators = _values(samples, f"locator_{side}", at)
+    locators = _values(samples, f"locator_{side}", at).tolist()
     replicates = _values(samples, "replicate", at, 0)
+    replicates = np.where(pd.isna(replicates), 0, replicates).tolist()  # plain ints: no numpy scalar per item
     replies = [
-        None if file is None else (str(file), int(locator), 0 if pd.isna(rep) else int(rep))
+        None if file is None else (str(file), int(locator), int(rep))
         for file, locator, rep in zip(files, locators, replicates)
     ]
-    return rows, mode, chars, limit, replies
+    return _WrongSide(rows, mode, chars, unanswered, limit, replies)
 
 
-def _needs_reading(chars: float, limit: float) -> bool:
-    """An unanswered reply is read back unless its logged length already shows it was cut."""
-    return not chars >= CUT_CHARS_PER_TOKEN * limit
+def _wrong_sides(samples: pd.DataFrame, max_gen_toks: Mapping[str, int | None]) -> list[_WrongSide]:
+    """:func:`_wrong_side` of each transition of DIRECTIONS."""
+    return [_wrong_side(samples, max_gen_toks, transition, side) for transition, (_, side) in DIRECTIONS.items()]
+
+
+def _wanted(sides: list[_WrongSide]) -> list[Reply]:
+    return [side.replies[i] for side in sides for i in side.to_read()]  # type: ignore[misc] - to_read: not None
 
 
 def replies_to_read(samples: pd.DataFrame, max_gen_toks: Mapping[str, int | None]) -> list[Reply]:
     """The replies :func:`item_modes` reads back: unanswered, not cut by their logged length."""
-    out = []
-    for transition, (_, side) in DIRECTIONS.items():
-        _, mode, chars, limit, replies = _wrong_side(samples, max_gen_toks, transition, side)
-        todo = np.flatnonzero(mode == _NO_ANSWER)
-        out += [r for i, lim, r in zip(todo, limit, replies) if r is not None and _needs_reading(chars[i], lim)]
-    return out
+    return _wanted(_wrong_sides(samples, max_gen_toks))
 
 
 def read_replies(wanted: list[Reply], load_responses: LoadResponses) -> Replies:
@@ -173,15 +200,69 @@ def read_replies(wanted: list[Reply], load_responses: LoadResponses) -> Replies:
     return out
 
 
-def replies_in_background(
+def _decided(side: _WrongSide, replies: Replies) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Mode codes and reply lengths of one side's items once the replies read back are known, and how many
+    were read back and could not be: a refusal is ``refusal``, a reply without a logged length gets the one
+    read back, and an unanswered reply at least ``CUT_CHARS_PER_TOKEN x max_gen_toks`` long is ``cut``; a
+    reply that could not be read stays ``no_answer``."""
+    mode, chars = side.mode.copy(), side.chars.copy()
+    asked = [(i, replies[side.replies[i]]) for i in side.to_read() if side.replies[i] in replies]  # type: ignore[index]
+    read = [(i, verdict) for i, verdict in asked if verdict is not None]
+    at = side.unanswered[np.array([i for i, _ in read], dtype=np.int64)]
+    lengths = np.array([length for _, (length, _) in read], dtype=float)
+    chars[at] = np.where(np.isnan(chars[at]), lengths, chars[at])
+    mode[at[np.array([refused for _, (_, refused) in read], dtype=bool)]] = _REFUSAL
+    unanswered = side.unanswered
+    cut = (mode[unanswered] == _NO_ANSWER) & (chars[unanswered] >= CUT_CHARS_PER_TOKEN * side.limit)
+    mode[unanswered[cut]] = _CUT
+    return mode, chars, len(read), len(asked) - len(read)
+
+
+def _modes(sides: list[_WrongSide], replies: Replies) -> Modes:
+    """:func:`_decided` of each side, in one :class:`Modes`."""
+    decided = [_decided(side, replies) for side in sides]
+    return Modes(
+        np.concatenate([side.rows for side in sides]),
+        np.concatenate([np.full(len(side.rows), i) for i, side in enumerate(sides)]),
+        np.concatenate([mode for mode, _, _, _ in decided]),
+        np.concatenate([chars for _, chars, _, _ in decided]),
+        sum(loaded for _, _, loaded, _ in decided),
+        sum(unreadable for _, _, _, unreadable in decided),
+    )
+
+
+def modes_in_background(
     samples: pd.DataFrame, max_gen_toks: Mapping[str, int | None], load_responses: LoadResponses
-) -> Callable[[], Replies]:
-    """:func:`read_replies` of :func:`replies_to_read`, in a forked process when there are many; call the
-    returned function to wait for them."""
-    wanted = replies_to_read(samples, max_gen_toks)
-    return background.in_background(
+) -> Callable[[], Modes]:
+    """:func:`modes_of`, its replies read back with ``load_responses`` in a forked process when there are many;
+    call the returned function to wait for them."""
+    sides = _wrong_sides(samples, max_gen_toks)
+    wanted = _wanted(sides)
+    replies = background.in_background(
         lambda: read_replies(wanted, load_responses), worth_it=len(wanted) >= BACKGROUND_MIN_REPLIES
     )
+    return lambda: _modes(sides, replies())
+
+
+def modes_of(
+    samples: pd.DataFrame,
+    max_gen_toks: Mapping[str, int | None],
+    load_item: Callable[[str, int], Any] | None,
+    replies: Replies | None = None,
+) -> Modes:
+    """The mode of every 1->0 and 0->1 item.
+
+    ``max_gen_toks``: per samples file of the wrong side. ``load_item`` reads back the items without an
+    answer that are not already ``cut`` by status or length (their reply: a refusal? its length when the
+    log has none), unless ``replies`` already holds them (:func:`read_replies`); an item that cannot be
+    read stays ``no_answer``.
+    """
+    sides = _wrong_sides(samples, max_gen_toks)
+    if replies is None:
+        replies = (
+            read_replies(_wanted(sides), partial(responses_one_by_one, load_item)) if load_item is not None else {}
+        )
+    return _modes(sides, replies)
 
 
 def item_modes(
@@ -190,88 +271,58 @@ def item_modes(
     load_item: Callable[[str, int], Any] | None,
     replies: Replies | None = None,
 ) -> pd.DataFrame:
-    """The mode of every 1->0 and 0->1 item: subtask, category, seed, doc_id, transition, side, mode,
-    response_chars (transition, side and mode categorical).
-
-    ``max_gen_toks``: per samples file of the wrong side. ``load_item`` reads back the items without an
-    answer that are not already ``cut`` by status or length (their reply: a refusal? its length when the
-    log has none), unless ``replies`` already holds them (:func:`replies_in_background`); an item that
-    cannot be read stays ``no_answer``. The frame's ``attrs`` count the items read back (``loaded``) and
-    those that could not be (``unreadable``).
-    """
-    if replies is None:
-        replies = (
-            read_replies(replies_to_read(samples, max_gen_toks), partial(responses_one_by_one, load_item))
-            if load_item is not None
-            else {}
-        )
-    frames, loaded, unreadable = [], 0, 0
-    for transition, (_, side) in DIRECTIONS.items():
-        rows, mode, chars, limit, wanted = _wrong_side(samples, max_gen_toks, transition, side)
-        for i, limit_i, reply in zip(np.flatnonzero(mode == _NO_ANSWER), limit, wanted):
-            if _needs_reading(chars[i], limit_i) and reply is not None and reply in replies:
-                verdict = replies[reply]
-                if verdict is None:
-                    unreadable += 1
-                    continue
-                loaded += 1
-                if np.isnan(chars[i]):
-                    chars[i] = verdict[0]
-                if verdict[1]:
-                    mode[i] = _REFUSAL
-            if mode[i] == _NO_ANSWER and chars[i] >= CUT_CHARS_PER_TOKEN * limit_i:
-                mode[i] = _CUT
-        frames.append(
-            samples[["subtask", "category", "seed", "doc_id"]].take(rows).assign(
-                transition=_categorical(transition, list(DIRECTIONS), len(rows)),
-                side=_categorical(side, ["after", "before"], len(rows)),
-                mode=pd.Categorical.from_codes(mode, categories=MODES),
-                response_chars=chars,
-            )
-        )
-    out = pd.concat(frames, ignore_index=True)
-    out.attrs.update(loaded=loaded, unreadable=unreadable)
+    """:func:`modes_of` as a table: subtask, category, seed, doc_id, transition, side, mode, response_chars
+    (transition, side and mode categorical); its ``attrs`` count the items read back (``loaded``) and those
+    that could not be (``unreadable``)."""
+    modes = modes_of(samples, max_gen_toks, load_item, replies)
+    out = samples[["subtask", "category", "seed", "doc_id"]].take(modes.rows).reset_index(drop=True)
+    out = out.assign(
+        transition=pd.Categorical.from_codes(modes.transition, categories=list(DIRECTIONS)),
+        side=pd.Categorical.from_codes(modes.transition, categories=[side for _, side in DIRECTIONS.values()]),
+        mode=pd.Categorical.from_codes(modes.mode, categories=MODES),
+        response_chars=modes.chars,
+    )
+    out.attrs.update(loaded=modes.loaded, unreadable=modes.unreadable)
     return out
 
 
-def _categorical(value: str, categories: list[str], n: int) -> pd.Categorical:
-    """``value`` repeated ``n`` times, as a categorical (cheap to build, compare and concatenate)."""
-    return pd.Categorical.from_codes(np.full(n, categories.index(value)), categories=categories)
-
-
-def mode_counts(modes: pd.DataFrame, keys: pd.DataFrame) -> pd.DataFrame:
-    """Per (subtask, seed) of ``keys``: ``n_10_<mode>`` and ``n_01_<mode>`` counts and the format shares.
+def mode_counts(modes: Modes, rows: np.ndarray, n_rows: int) -> pd.DataFrame:
+    """Per output row: ``n_10_<mode>`` and ``n_01_<mode>`` counts and the format shares; ``rows``: the output
+    row of each row of samples (-1: none), ``n_rows`` of them.
 
     ``F_format_share`` = format failures / (1->0 items whose mode is known); NaN without such items.
     ``BT_format_share`` likewise for the before side of 0->1 items.
     """
-    rows = keys[["subtask", "seed"]].astype(str).drop_duplicates().reset_index(drop=True)
-    groups, names = text_groups(modes, ["subtask", "seed"])
-    row_of_group = pd.MultiIndex.from_frame(rows).get_indexer(pd.MultiIndex.from_frame(names))
-    at = np.append(row_of_group, -1)[groups]  # the output row of every item; -1: none
-    mode = pd.Categorical(modes["mode"], categories=MODES).codes  # -1: not a mode (not counted)
-    transition = pd.Categorical(modes["transition"], categories=list(DIRECTIONS)).codes
+    at = rows[modes.rows]
     fmt = np.isin(np.array(MODES), FORMAT_MODES)
     out = {}
     for code, (transition_name, (prefix, _)) in enumerate(DIRECTIONS.items()):
-        sel = (transition == code) & (at >= 0) & (mode >= 0)
-        counts = np.bincount(at[sel] * len(MODES) + mode[sel], minlength=len(rows) * len(MODES))
-        counts = counts.reshape(len(rows), len(MODES)).astype(int)
+        sel = (modes.transition == code) & (at >= 0)
+        counts = np.bincount(at[sel] * len(MODES) + modes.mode[sel], minlength=n_rows * len(MODES))
+        counts = counts.reshape(n_rows, len(MODES)).astype(int)
         tag = "n_" + transition_name.replace("->", "")
         out |= {f"{tag}_{m}": counts[:, j] for j, m in enumerate(MODES)}
         known = counts.sum(axis=1) - counts[:, MODES.index("unknown")]
         with np.errstate(invalid="ignore", divide="ignore"):
             out[f"{prefix}_format_share"] = np.where(known > 0, counts[:, fmt].sum(axis=1) / known, np.nan)
-    return rows.join(pd.DataFrame(out))
+    return pd.DataFrame(out)
 
 
-def behaviour(samples: pd.DataFrame) -> pd.DataFrame:
-    """Per (subtask, seed): share answered (answer-format adherence) and median reply length, each side."""
-    cols = {}
+def behaviour(samples: pd.DataFrame, rows: np.ndarray, n_rows: int) -> pd.DataFrame:
+    """Per output row: the share answered (answer-format adherence) and the median reply length, each side;
+    ``rows``: the output row of each row of samples (-1: none), ``n_rows`` of them."""
+    grouped = rows >= 0
+    group = rows[grouped]
+    out = {}
     for side in ("before", "after"):
-        cols[f"answered_{side}"] = answered(samples, side)
-        cols[f"median_chars_{side}"] = _column(samples, f"response_chars_{side}", np.nan).to_numpy(dtype=float)
-    groups, names = text_groups(samples, ["subtask", "seed"])
-    grouped = pd.DataFrame(cols)[groups >= 0].groupby(groups[groups >= 0], sort=True)  # group i: row i of names
-    out = grouped[["answered_before", "answered_after"]].mean()
-    return names.join(out.join(grouped[["median_chars_before", "median_chars_after"]].median()))
+        answers = answered(samples, side)[grouped]
+        known = ~np.isnan(answers)
+        total = np.bincount(group[known], weights=answers[known], minlength=n_rows)  # of 0s and 1s: exact
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[f"answered_{side}"] = total / np.bincount(group[known], minlength=n_rows)  # NaN where none
+    chars = pd.DataFrame(
+        {f"median_chars_{side}": _column(samples, f"response_chars_{side}", np.nan).to_numpy(dtype=float)[grouped]
+         for side in ("before", "after")}
+    )  # fmt: skip
+    medians = chars.groupby(group, sort=True).median().reindex(range(n_rows))
+    return pd.DataFrame(out).join(medians)

@@ -15,7 +15,10 @@ import pandas as pd
 import pytest
 
 from postforget_lmeval import pair
-from postforget_lmeval.failure_modes import answered, behaviour, item_modes, mode_counts, read_replies, replies_to_read
+from postforget_lmeval.failure_modes import (
+    answered, behaviour, item_modes, mode_counts, modes_of, read_replies, replies_to_read,
+)
+from postforget_lmeval.keyed_rows import item_rows
 from postforget_lmeval.refusal import CUES, PHRASES, edge_sentences, is_refusal
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
@@ -96,6 +99,12 @@ def _samples() -> pd.DataFrame:
     )
 
 
+def _counts(modes: Any, samples: pd.DataFrame) -> pd.DataFrame:
+    """mode_counts per (subtask, seed) of ``samples``, with those keys."""
+    keys = samples[["subtask", "seed"]].drop_duplicates().reset_index(drop=True)
+    return keys.join(mode_counts(modes, item_rows(samples, keys, ["subtask", "seed"]), len(keys)))
+
+
 def test_item_modes_and_counts() -> None:
     loaded = []
 
@@ -113,7 +122,9 @@ def test_item_modes_and_counts() -> None:
     # only the short unanswered items of the changed transitions were read back
     assert sorted(loaded) == [("a.jsonl", 10), ("a.jsonl", 11), ("a.jsonl", 12), ("b.jsonl", 13), ("b.jsonl", 20)]
 
-    counts = mode_counts(modes.reset_index(), samples).iloc[0]
+    found = modes_of(samples, {"a.jsonl": 1000, "b.jsonl": 1000}, load_item)
+    assert found.loaded == 5 and found.unreadable == 0
+    counts = _counts(found, samples).iloc[0]
     assert (counts["n_10_wrong"], counts["n_10_invalid"], counts["n_10_cut"]) == (1, 1, 3)
     assert (counts["n_10_refusal"], counts["n_10_no_answer"], counts["n_10_unknown"]) == (1, 1, 0)
     assert counts["F_format_share"] == pytest.approx(6 / 7)
@@ -169,7 +180,7 @@ def test_ordinary_tasks() -> None:
     )
     modes = item_modes(samples, {}, None)
     assert modes["mode"].tolist() == ["wrong", "no_answer", "unknown"]
-    counts = mode_counts(modes, samples).set_index("subtask")
+    counts = _counts(modes_of(samples, {}, None), samples).set_index("subtask")
     assert counts.loc["mc", "F_format_share"] == 0.0
     assert counts.loc["gen", "F_format_share"] == 1.0  # the unknown item is left out of the share
     assert counts.loc["gen", "n_10_unknown"] == 1
@@ -179,7 +190,11 @@ def test_ordinary_tasks() -> None:
 
 
 def test_behaviour_adherence_and_lengths() -> None:
-    out = behaviour(_samples()).iloc[0]
+    samples = _samples()
+    keys = pd.DataFrame({"subtask": ["other", "s"], "seed": ["0", "0"]})  # row 0: no items, all NaN
+    both = behaviour(samples, item_rows(samples, keys, ["subtask", "seed"]), len(keys))
+    assert both.iloc[0].isna().all()
+    out = both.iloc[1]
     assert out["answered_before"] == pytest.approx(9 / 11)
     assert out["answered_after"] == pytest.approx(4 / 11)
     assert out["median_chars_before"] == 300.0
