@@ -211,9 +211,9 @@ def _join(before: pd.DataFrame, after: pd.DataFrame, plan_: pd.DataFrame) -> pd.
         keep.append("correct_logged")
     sides = {"before": before, "after": after}
     rows = {side: _plan_rows(df, plan_, f"seed_{side}") for side, df in sides.items()}
-    ranked = plan_.sort_values(["subtask", "seed_label"]).index.to_numpy()  # plan rows in key order
+    labels = list(zip(plan_["subtask"].tolist(), plan_["seed_label"].tolist()))
     rank = np.empty(len(plan_), dtype=np.int64)
-    rank[ranked] = np.arange(len(plan_))
+    rank[sorted(range(len(labels)), key=labels.__getitem__)] = np.arange(len(plan_))  # plan rows in key order
     picked = {side: np.flatnonzero(rows[side] >= 0) for side in SIDES}  # the rows of matched seeds
     stacked = np.concatenate([picked[side] for side in SIDES])  # before's, then after's
     plan_row = np.concatenate([rows[side][picked[side]] for side in SIDES])
@@ -284,8 +284,9 @@ def _plan_rows(side: pd.DataFrame, plan_: pd.DataFrame, column: str) -> np.ndarr
     """Per row of a side table, its row of the seed plan (its sub-benchmark and ``column``'s seed), -1 if none."""
     subtasks, seeds = side["subtask"].cat, side["seed_value"].cat
     table = np.full((len(subtasks.categories), len(seeds.categories)), -1, dtype=np.int64)
-    where = {(s, x): (i, j) for i, s in enumerate(subtasks.categories) for j, x in enumerate(seeds.categories)}
-    for row, (subtask, seed) in enumerate(zip(plan_["subtask"], plan_[column])):
+    names, labels = subtasks.categories.tolist(), seeds.categories.tolist()
+    where = {(s, x): (i, j) for i, s in enumerate(names) for j, x in enumerate(labels)}
+    for row, (subtask, seed) in enumerate(zip(plan_["subtask"].tolist(), plan_[column].tolist())):
         if (subtask, seed) in where:
             table[where[subtask, seed]] = row
     return table[subtasks.codes.to_numpy(), seeds.codes.to_numpy()]

@@ -64,19 +64,18 @@ def _groups(paired: pd.DataFrame) -> tuple[np.ndarray, pd.MultiIndex]:
 
 def agreement(paired: pd.DataFrame) -> pd.DataFrame:
     """The paper's stricter variant over all matched seeds, on the items paired under every one of them."""
-    subtask, seed = paired["subtask"].to_numpy(), paired["seed"].to_numpy()
-    pairs = paired.loc[keys.starts(subtask, seed), ["subtask", "seed"]]  # every (subtask, seed)
-    if pairs.groupby("subtask")["seed"].nunique().max() < 2:
-        return pd.DataFrame()
     # the pivot (subtask, doc_id) x seed, sorted both ways, on integer codes
-    names, sub = keys.unique(subtask)
+    names, sub = keys.unique(paired["subtask"].to_numpy())
+    seeds, col = keys.unique(paired["seed"].to_numpy())
+    first = keys.starts(sub, col)  # every (subtask, seed)
+    if len(np.unique(keys.fused(sub[first], col[first]))) == len(names):  # one seed per sub-benchmark
+        return pd.DataFrame()
     items, item = keys.unique(keys.fused(sub, paired["doc_id"].to_numpy()))
-    seeds, col = keys.unique(seed)
     wide = {}
     for side in ("before", "after"):
         wide[side] = np.full((len(items), len(seeds)), np.nan)
         wide[side][item, col] = paired[side].to_numpy()
-    ks = pd.Series(paired["k"].to_numpy(dtype=float)).groupby(item).first().to_numpy()
+    ks = _first_known(paired["k"].to_numpy(dtype=float), item, len(items))
     item_sub = np.zeros(len(items), dtype=np.int64)
     item_sub[item] = sub
     starts = np.flatnonzero(keys.starts(item_sub))
@@ -93,6 +92,14 @@ def agreement(paired: pd.DataFrame) -> pd.DataFrame:
         row.update(metrics.seed_agreement_metrics(b[complete], a[complete], k=None if np.isnan(k).all() else k))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _first_known(values: np.ndarray, group: np.ndarray, n: int) -> np.ndarray:
+    """Per group 0..n-1, its first value that is not NaN, else NaN (``groupby(group).first()``)."""
+    known = np.flatnonzero(~np.isnan(values))
+    first = np.full(n, len(values))
+    np.minimum.at(first, group[known], known)
+    return np.append(values, np.nan)[first]
 
 
 def samples_frame(paired: pd.DataFrame) -> pd.DataFrame:
