@@ -155,3 +155,22 @@ def test_bootstrap_interval_covers_the_true_value_at_about_the_nominal_rate(monk
     cover_bt = ((per_row["BT_true_lo"] <= true_bt) & (true_bt <= per_row["BT_true_hi"])).mean()
     assert 0.90 <= cover_f <= 0.99
     assert 0.90 <= cover_bt <= 0.99
+
+
+@pytest.mark.parametrize("trial", range(20))
+def test_macro_first_means_are_pandas_groupby_means(trial: int) -> None:
+    """macro's means per (by, category, seed), grouped on one fused key, equal pandas' groupby on the columns to
+    the last bit, index included (missing keys, categorical and integer keys, NaN values)."""
+    from postforget_lmeval.macro import _means_by
+
+    rng = np.random.default_rng(trial)
+    n = int(rng.integers(1, 300))
+    rows = pd.DataFrame({
+        "replicate": rng.integers(-1, 5, n),
+        "category": pd.Categorical(rng.choice(["z", "y", "x"], n)) if trial % 2 else rng.choice(["b", "a", None], n),
+        "seed": rng.choice(["0", "1", "10", "2"], n),
+        "x": np.where(rng.random(n) < 0.2, np.nan, rng.random(n) * 10.0 ** rng.integers(-3, 5, n)),
+    })  # fmt: skip
+    keys = ["replicate", "category", "seed"]
+    expected = rows.groupby(keys, sort=True, dropna=False)[["x"]].mean()
+    pd.testing.assert_frame_equal(_means_by(rows[["x"]], rows, keys), expected, check_exact=True)
