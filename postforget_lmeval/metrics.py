@@ -48,7 +48,7 @@ def _clip0(x: float) -> float:
     return _NAN if math.isnan(x) else max(x, 0.0)
 
 
-def _binary(values: ArrayLike, name: str, ndim: int) -> np.ndarray:
+def binary(values: ArrayLike, name: str, ndim: int) -> np.ndarray:
     """Validate a 0/1 correctness array and return it as bool.
 
     A score in (0, 1) or a missing value is not a transition (docs/method.md §1), so it is rejected here
@@ -111,8 +111,8 @@ def transition_metrics(before: ArrayLike, after: ArrayLike, k: ArrayLike | float
     The chance product is written ``(1-acc_b)*(1-acc_a)/(k-1)`` so that it is bit-for-bit symmetric
     in before/after (F_chance == BT_chance, and swapping the runs swaps F_true and BT_true exactly).
     """
-    b = _binary(before, "before", 1)
-    a = _binary(after, "after", 1)
+    b = binary(before, "before", 1)
+    a = binary(after, "after", 1)
     if b.shape != a.shape:
         raise ValueError(f"before and after must list the same items: {b.size} vs {a.size} entries")
     n = int(b.size)
@@ -122,7 +122,13 @@ def transition_metrics(before: ArrayLike, after: ArrayLike, k: ArrayLike | float
     n_11 = int(np.count_nonzero(b & a))
     n_10 = int(np.count_nonzero(b & ~a))
     n_01 = int(np.count_nonzero(~b & a))
-    n_00 = n - n_11 - n_10 - n_01
+    return counts_metrics(n_11, n_10, n_01, n - n_11 - n_10 - n_01, keff)
+
+
+def counts_metrics(n_11: int, n_10: int, n_01: int, n_00: int, keff: float) -> dict[str, float]:
+    """:func:`transition_metrics` from the four transition counts and :func:`k_eff` of the items' k, for callers
+    that count many sub-benchmarks at once (one pass over all items instead of one call per sub-benchmark)."""
+    n = n_11 + n_10 + n_01 + n_00
     acc_b = _ratio(n_11 + n_10, n)
     acc_a = _ratio(n_11 + n_01, n)
     f = _ratio(n_10, n)
@@ -171,8 +177,8 @@ def seed_agreement_metrics(before: ArrayLike, after: ArrayLike, k: ArrayLike | f
       often, and then this baseline is too low and F_true too high. The derivation is this
       project's, not the paper's. Without a usable k the chance columns are NaN.
     """
-    b = _binary(before, "before", 2)
-    a = _binary(after, "after", 2)
+    b = binary(before, "before", 2)
+    a = binary(after, "after", 2)
     if b.shape != a.shape:
         raise ValueError(f"before and after must have the same (n_items, n_seeds) shape: {b.shape} vs {a.shape}")
     n, n_seeds = (int(d) for d in b.shape)

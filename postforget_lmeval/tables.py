@@ -20,12 +20,13 @@ def subtask_rows(paired: pd.DataFrame, joined: pd.DataFrame) -> pd.DataFrame:
     group, index = _groups(paired)
     order = np.argsort(group, kind="stable")  # each group's rows together, in their order
     bounds = np.r_[0, np.cumsum(np.bincount(group, minlength=len(index)))]
-    before, after, ks = (paired[c].to_numpy() for c in ("before", "after", "k"))
+    before, after = (metrics.binary(paired[c].to_numpy(), c, 1) for c in ("before", "after"))
+    counts = np.bincount(4 * group + 2 * before + after, minlength=4 * len(index)).reshape(-1, 4).tolist()
+    ks = paired["k"].to_numpy()
     rows = []
-    for start, end in zip(bounds[:-1], bounds[1:]):
-        idx = order[start:end]
-        k = ks[idx]
-        rows.append(metrics.transition_metrics(before[idx], after[idx], k=None if np.isnan(k).all() else k))
+    for (n_00, n_01, n_10, n_11), start, end in zip(counts, bounds[:-1], bounds[1:]):
+        k = ks[order[start:end]]
+        rows.append(metrics.counts_metrics(n_11, n_10, n_01, n_00, metrics.k_eff(None if np.isnan(k).all() else k)))
     out = pd.DataFrame(rows, index=index)  # the groups in sorted order
     firsts = paired[["category", "seed_before", "seed_after", "replicate", "task_before", "task_after"]]
     firsts = firsts.iloc[order[bounds[:-1]]].set_axis(index)  # never missing in paired rows: groupby's first()
