@@ -147,8 +147,9 @@ def _seed_plan(
         order = zip(np.isnan(number).tolist(), np.nan_to_num(number).tolist(), codes[first].tolist())
         distinct = dict(zip(zip(sub[first].tolist(), codes[first].tolist()), order))  # (subtask, seed): its place
         out: dict[str, list[str]] = {}
+        names, labels = subtask.categories.tolist(), seed.categories.tolist()
         for s, code in sorted(distinct, key=distinct.__getitem__):
-            out.setdefault(subtask.categories[s], []).append(seed.categories[code])
+            out.setdefault(names[s], []).append(labels[code])
         return out
 
     sb, sa = seeds(before), seeds(after)
