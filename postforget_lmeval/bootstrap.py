@@ -82,7 +82,7 @@ def _cells(codes: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
     """Cells of equal (transition per seed, k), in the lexicographic order of those values: their codes
     (cells x seeds), 1/k, item counts; k usable?"""
     usable = bool(np.all(np.isfinite(k) & (k > 1)))
-    k_rank, k_values = pd.factorize(np.where(usable, k, 2.0), sort=True)
+    k_values, k_rank = np.unique(np.where(usable, k, 2.0), return_inverse=True)  # finite: pd.factorize's, sorted
     key = np.zeros(len(codes), dtype=np.int64)
     for column in codes.T:  # the codes in base _MISSING + 1, the first seed the most significant digit
         key = key * (_MISSING + 1) + column
