@@ -139,6 +139,9 @@ def annotate(
         subtasks[col] = float("nan")
         categories[col] = float("nan")
 
+    # behaviour and drift need no reply back: computed while the replies may still be read
+    behaved = failure_modes.behaviour(samples, rows, len(subtasks))
+    items = drift.item_drift(samples)
     modes = modes_when_read()
     if modes.unreadable:
         result.warnings.append(
@@ -147,11 +150,10 @@ def annotate(
         )
     counts = failure_modes.mode_counts(modes, rows, len(subtasks))
     _set_columns(subtasks, counts[["F_format_share", "BT_format_share"]])
-    _set_columns(subtasks, failure_modes.behaviour(samples, rows, len(subtasks)))
+    _set_columns(subtasks, behaved)
     counts_of = _keyed(subtasks[["subtask", "category", "seed", "n_11", "n_10", "n_01"]]).reset_index(drop=True)
     result.tables["failure_modes"] = pd.concat([counts_of.drop(columns="n_11"), counts], axis=1)
 
-    items = drift.item_drift(samples)
     if not items.empty:
         per_row = drift.drift_summary(items)
         _set_columns(subtasks, per_row[list(SUBTASK_DRIFT_COLUMNS)], keyed_rows.positions(per_row, subtasks, KEYS))
