@@ -29,7 +29,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from postforget_lmeval.sources.base import UNREADABLE, LoadedItem
-from postforget_lmeval.sources.lmeval_scan import option_letter
+from postforget_lmeval.sources.lmeval_scan import option_letter, quote_escaped
 
 QUESTION_KEYS = ("pf_question", "question", "Question", "query", "problem", "input", "goal", "ctx", "sentence", "text")
 OPTION_KEYS = ("pf_options", "choices", "options", "endings")
@@ -161,11 +161,6 @@ def _reply(line: bytes) -> str | None:
 def _unescaped_quote(line: bytes, start: int, end: int) -> int:
     """Where the first ``"`` of ``line[start:end]`` not escaped by a backslash is, -1 if none."""
     q = line.find(b'"', start, end)
-    while q > start and line[q - 1] == 0x5C:  # a backslash before it: escaped unless the backslashes pair up
-        k = q - 1
-        while k > start and line[k - 1] == 0x5C:
-            k -= 1
-        if (q - k) % 2 == 0:
-            break
+    while q > start and quote_escaped(line, q, start):
         q = line.find(b'"', q + 1, end)
     return q

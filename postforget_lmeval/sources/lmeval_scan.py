@@ -314,6 +314,14 @@ def _shared_fields(before: bytes, after: bytes) -> tuple[Any, ...] | None:
             pf.get("extractor"), rest.get("metrics"), rest.get("filter"))  # fmt: skip
 
 
+def quote_escaped(buf: Buffer, q: int, start: int) -> bool:
+    """Whether the ``"`` at ``q`` is escaped: an odd run of backslashes (counted back to ``start``) before it."""
+    k = q
+    while k > start and buf[k - 1] == 0x5C:
+        k -= 1
+    return (q - k) % 2 == 1
+
+
 def _response_chars(buf: Buffer, p: int, f: int) -> int:
     """Bytes of the response in the ``"filtered_resps": [...]`` that ends at ``f`` (its ``, "filter"``), -1 if none.
 
@@ -324,12 +332,7 @@ def _response_chars(buf: Buffer, p: int, f: int) -> int:
     q = f - 2
     if buf[q:f] == b'"]':
         s = buf.rfind(b'"', p, q)
-        while s > p and buf[s - 1] == 0x5C:  # a backslash before it: escaped unless the backslashes pair up
-            k = s - 1
-            while buf[k - 1] == 0x5C:
-                k -= 1
-            if (s - k) % 2 == 0:
-                break
+        while s > p and quote_escaped(buf, s, p):
             s = buf.rfind(b'"', p, s)
         if s > p and buf[s - len(_FILTERED_OPEN) : s] == _FILTERED_OPEN:
             return q - s - 1
