@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import platform
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -61,3 +63,30 @@ def test_the_console_script_applies_the_settings_before_the_command(monkeypatch)
     finally:
         gc.unfreeze()  # cli.run froze this test process's objects
     assert calls == ["settings", ("main", ["a", "b"])]
+
+
+BLAS_PROBE = """
+import json, os, sys
+from postforget_lmeval import runtime
+
+set_now = runtime.for_one_run()["blas_one_thread"]
+import numpy  # OpenBLAS starts its threads here, from what was set above
+threads = len(os.listdir("/proc/self/task"))
+print(json.dumps({"set": set_now, "threads": threads, "again": runtime.for_one_run()["blas_one_thread"]}))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir() or (os.cpu_count() or 1) < 2, reason="needs /proc and 2 CPUs")
+def test_for_one_run_keeps_numpys_blas_to_one_thread() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    probe = subprocess.run([sys.executable, "-c", BLAS_PROBE], capture_output=True, text=True, check=True, env=env)
+    got = json.loads(probe.stdout)
+    assert got == {"set": True, "threads": 1, "again": False}  # numpy loaded: too late to change
+    # what the setting prevents: OpenBLAS's own threads, one per further core
+    bare = subprocess.run([sys.executable, "-c", "import os, numpy; print(len(os.listdir('/proc/self/task')))"],
+                          capture_output=True, text=True, check=True, env=env)
+    assert int(bare.stdout) > 1
+    chosen = {**env, "OPENBLAS_NUM_THREADS": "2"}  # the user's choice is kept
+    proc = subprocess.run([sys.executable, "-c", BLAS_PROBE], capture_output=True, text=True, check=True, env=chosen)
+    kept = json.loads(proc.stdout)
+    assert kept["set"] is False and kept["threads"] == 2
