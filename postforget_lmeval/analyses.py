@@ -97,9 +97,10 @@ def in_background(
     sources, file by file) in forked processes (on large pairs), so that they run while the caller builds
     the tables; ``summary['runs']`` gives the budgets."""
     max_gen_toks = _max_gen_toks(summary)
+    intervals, draws_seconds = bootstrap.in_background(samples)
     return (
-        bootstrap.in_background(samples),
-        failure_modes.modes_in_background(samples, max_gen_toks, load_responses)
+        intervals,
+        failure_modes.modes_in_background(samples, max_gen_toks, load_responses, beside=draws_seconds)
         if load_responses is not None
         else partial(failure_modes.modes_of, samples, max_gen_toks, None),
     )
@@ -127,7 +128,7 @@ def annotate(
     subtasks, categories, samples = result.subtasks, result.categories, result.samples
     macro = (categories["average"] == "macro").to_numpy() if "average" in categories else np.ones(len(categories), bool)
     bootstrap_intervals, modes_when_read = started or (
-        bootstrap.in_background(samples, n_boot=n_boot, seed=seed),  # runs meanwhile
+        bootstrap.in_background(samples, n_boot=n_boot, seed=seed)[0],  # runs meanwhile
         partial(failure_modes.modes_of, samples, _max_gen_toks(result.summary), load_item),
     )
     rows = keyed_rows.item_rows(samples, subtasks, KEYS)  # the subtasks row of every item

@@ -9,14 +9,20 @@ the way in) and sends back a small result.
 from __future__ import annotations
 
 import multiprocessing
+import os
 from collections.abc import Callable
 from typing import TypeVar
 
 T = TypeVar("T")
+YIELD = 10
+"""Niceness of a step expected to finish well before the one running beside it: while the caller is still
+busy, three processes share the cores, and the scheduler then serves the longer step first (the caller
+waits for both)."""
 
 
-def in_background(compute: Callable[[], T], worth_it: bool = True) -> Callable[[], T]:
-    """``compute()`` in a forked process; call the returned function to wait for its result.
+def in_background(compute: Callable[[], T], worth_it: bool = True, nice: int = 0) -> Callable[[], T]:
+    """``compute()`` in a forked process (``nice`` added to its niceness); call the returned function to
+    wait for its result.
 
     Where a process does not pay (``worth_it`` False), on platforms without fork and in daemonic
     callers, ``compute()`` runs in the caller when the returned function is called. If the child
@@ -32,6 +38,8 @@ def in_background(compute: Callable[[], T], worth_it: bool = True) -> Callable[[
     receive, send = ctx.Pipe(duplex=False)
 
     def child() -> None:
+        if nice:
+            os.nice(nice)
         try:
             send.send(compute())
         finally:

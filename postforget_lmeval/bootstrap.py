@@ -45,6 +45,7 @@ BACKGROUND_MIN_ITEMS = 20_000  # paired items below which a process costs more t
 # 400-5000 items); the multinomial, per cell (one binomial draw: 65-95 ns).
 _NS_PER_ITEM = 5.0
 _NS_PER_CELL = 80.0
+_SECONDS_PER_DRAW = 9e-9  # intervals() in a forked process, all steps (bench pair: 0.22-0.27 CPU-s, 26.4M draws)
 # Items drawn per chunk: arrays of 64-256 kB reuse the cache and the heap; one chunk of MBs per sub-benchmark
 # costs ~2x as much in a fresh forked process, which faults its new pages in every time.
 _CHUNK_ITEMS = 1 << 15
@@ -268,9 +269,13 @@ Intervals = tuple[pd.DataFrame, pd.DataFrame]
 
 def in_background(
     samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0, level: float = LEVEL
-) -> Callable[[], Intervals]:
+) -> tuple[Callable[[], Intervals], float]:
     """:func:`intervals` computed in a forked process (:func:`background.in_background`: small pairs in the
-    caller's); call the returned function to wait for them."""
-    return background.in_background(
-        lambda: intervals(samples, n_boot, seed, level), worth_it=len(samples) >= BACKGROUND_MIN_ITEMS
-    )
+    caller's); call the returned function to wait for them. Also returns the CPU seconds the process is
+    expected to take (0 when none is started)."""
+    forked = len(samples) >= BACKGROUND_MIN_ITEMS
+    wait = background.in_background(lambda: intervals(samples, n_boot, seed, level), worth_it=forked)
+    if not forked or samples.empty:
+        return wait, 0.0
+    items = len(samples) / max(1, samples["seed"].nunique())  # each drawn n_boot times, under every seed at once
+    return wait, _SECONDS_PER_DRAW * items * n_boot

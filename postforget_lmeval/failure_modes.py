@@ -110,6 +110,7 @@ Replies = dict[Reply, "tuple[int, bool] | None"]
 LoadResponses = Callable[[str, Sequence[int]], "list[list[str] | None]"]
 """``load_responses(file, locators)`` of the input sources (:meth:`~postforget_lmeval.sources.base.Source.load_responses`)."""
 BACKGROUND_MIN_REPLIES = 300  # replies to read back below which a process costs more than it saves
+SECONDS_PER_REPLY = 35e-6  # CPU to read one back (bench pair, 2 cores: 0.11-0.135 s for 3,537 replies)
 
 
 class _WrongSide(NamedTuple):
@@ -232,14 +233,17 @@ def _modes(sides: list[_WrongSide], replies: Replies) -> Modes:
 
 
 def modes_in_background(
-    samples: pd.DataFrame, max_gen_toks: Mapping[str, int | None], load_responses: LoadResponses
+    samples: pd.DataFrame, max_gen_toks: Mapping[str, int | None], load_responses: LoadResponses, beside: float = 0.0
 ) -> Callable[[], Modes]:
     """:func:`modes_of`, its replies read back with ``load_responses`` in a forked process when there are many;
-    call the returned function to wait for them."""
+    call the returned function to wait for them. ``beside``: the expected CPU seconds of another step running
+    meanwhile (the bootstrap's draws); a read-back expected to take less runs at :data:`background.YIELD`."""
     sides = _wrong_sides(samples, max_gen_toks)
     wanted = _wanted(sides)
     replies = background.in_background(
-        lambda: read_replies(wanted, load_responses), worth_it=len(wanted) >= BACKGROUND_MIN_REPLIES
+        lambda: read_replies(wanted, load_responses),
+        worth_it=len(wanted) >= BACKGROUND_MIN_REPLIES,
+        nice=background.YIELD if SECONDS_PER_REPLY * len(wanted) < beside else 0,
     )
     return lambda: _modes(sides, replies())
 

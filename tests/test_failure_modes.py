@@ -256,3 +256,22 @@ def test_every_phrase_holds_a_cue() -> None:
     assert len(strings) > 100
     assert [s for s in strings if not any(cue in s for cue in CUES)] == []
     assert all(is_refusal(f"Well. Honestly {s} do this for you") for s in strings)
+
+
+@pytest.mark.parametrize(("beside", "nice"), [(0.0, 0), (10.0, "yield")])
+def test_read_back_yields_to_a_longer_step_beside_it(monkeypatch, beside: float, nice: Any) -> None:
+    """The read-back runs at a lower priority only when the step beside it (the bootstrap) is expected to take
+    longer: the caller waits for both, so the longer one should have a core."""
+    from postforget_lmeval import background, failure_modes
+
+    asked = []
+
+    def in_background(compute, worth_it=True, nice=0):  # noqa: ANN001, ANN202 - records the call, runs in place
+        asked.append((worth_it, nice))
+        return compute
+
+    monkeypatch.setattr(background, "in_background", in_background)
+    samples, budgets = _samples(), {"a.jsonl": 1000, "b.jsonl": 1000}
+    modes = failure_modes.modes_in_background(samples, budgets, lambda f, locs: [["no idea"]] * len(locs), beside)()
+    assert modes.loaded == len(replies_to_read(samples, budgets)) > 0
+    assert asked == [(False, background.YIELD if nice == "yield" else 0)]  # a few replies: no process either way

@@ -127,7 +127,10 @@ def test_intervals_in_background_are_the_same_intervals(monkeypatch, background_
          for s, c in (("a", "X"), ("b", "X"), ("c", "Y")) for seed in ("0", "1")],
         ignore_index=True,
     )  # fmt: skip
-    got = bootstrap.in_background(samples, n_boot=150, seed=3)()
+    wait, seconds = bootstrap.in_background(samples, n_boot=150, seed=3)
+    got = wait()
+    # the CPU the process is expected to take: 180 items (60 per sub-benchmark, each under 2 seeds) drawn 150 times
+    assert seconds == (pytest.approx(bootstrap._SECONDS_PER_DRAW * 180 * 150) if background_min_items == 0 else 0.0)
     for got_table, want_table in zip(got, bootstrap.intervals(samples, n_boot=150, seed=3)):
         pd.testing.assert_frame_equal(got_table, want_table)
     assert list(got[0].columns) == ["subtask", "seed", *bootstrap.COLUMNS]
