@@ -83,9 +83,10 @@ def _ranks(col: np.ndarray) -> tuple[np.ndarray, int]:
     return ranks.astype(np.int64), len(uniques)
 
 
-def varies_within(groups: np.ndarray, values: np.ndarray) -> bool:
+def varies_within(groups: np.ndarray, values: np.ndarray | pd.api.extensions.ExtensionArray) -> bool:
     """Whether some group (rows of equal ``groups`` key) holds a value unequal to its first row's: a cheap
-    screen before an exact pandas test, as missing values count here (NaN is unequal to itself)."""
+    screen before an exact pandas test, as missing values count here (NaN is unequal to itself). ``values``:
+    a numpy array, or a pandas array compared as it is (an Arrow string column on its buffers)."""
     codes = pd.factorize(groups)[0]  # numbered in order of first appearance: a first row has a new highest code
     first = codes > np.r_[-1, np.maximum.accumulate(codes)[:-1]]
     later = ~first

@@ -117,7 +117,7 @@ def _side_table(
         df, sub = df.loc[~dup].reset_index(drop=True), sub[~dup]
     for subtask, n in duplicates.items():
         got.warnings.append(f"{side}: {subtask}: {n} duplicate item line(s) in one run; the first is used")
-    if keys.varies_within(keys.fused(sub, df["doc_id"].to_numpy()), df["doc_hash"].to_numpy()):  # then the exact test
+    if keys.varies_within(keys.fused(sub, df["doc_id"].to_numpy()), df["doc_hash"].array):  # then the exact test
         hashes = df.groupby(["subtask", "doc_id"])["doc_hash"].nunique()
         if (hashes > 1).any():
             changed = hashes[hashes > 1]
@@ -260,7 +260,7 @@ def _join(before: pd.DataFrame, after: pd.DataFrame, plan_: pd.DataFrame) -> pd.
         )
     )
     joined = pd.concat(parts, axis=1)
-    if ((merge == 2) & (joined["doc_hash_before"].to_numpy() != joined["doc_hash_after"].to_numpy())).any():
+    if ((merge == 2) & (joined["doc_hash_before"].array != joined["doc_hash_after"].array)).any():
         bad = joined[(joined["_merge"] == "both") & (joined["doc_hash_before"] != joined["doc_hash_after"])]
         first = bad.iloc[0]
         per = bad.groupby("subtask")["doc_id"].nunique().to_dict()

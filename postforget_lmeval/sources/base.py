@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from postforget_lmeval.sources.texts import Texts
+
 if TYPE_CHECKING:  # imported where a table is built: readers start without pandas
     import pandas as pd
 
@@ -33,7 +35,7 @@ ITEM_COLUMNS: dict[str, str] = {
     "subtask": "sub-benchmark the item belongs to (a postforget record's subtask, else the task)",
     "category": "paper category (a postforget record's category, else the innermost group, else the task)",
     "doc_id": "int64: the item's index in the task's evaluation set",
-    "doc_hash": "str: hash of the logged doc; equal on both sides for the same item",
+    "doc_hash": "str (pandas' str dtype, on Arrow): hash of the logged doc; equal on both sides for the same item",
     "replicate": "int32: generation index when a run samples several per item (lm-eval repeats), else 0",
     "correct": "int8: 0/1 score used for the figures (rescored when rescoring)",
     "k": "float: options of the item for the chance baseline (NaN if unknown)",
@@ -227,7 +229,8 @@ _MISSING = {"replicate": 0, "k": math.nan, "response_chars": math.nan}  # per-ro
 
 
 def item_rows(run: TaskRun, file: str, columns: dict[str, Sequence[Any]]) -> Rows:
-    """The rows of one run from per-row ``columns``: numeric columns as arrays, text and lists as given.
+    """The rows of one run from per-row ``columns``: numeric columns as arrays, text and lists as given
+    (doc_hash as a list of strings or a :class:`~postforget_lmeval.sources.texts.Texts`).
 
     ``columns`` holds the per-row ITEM_COLUMNS (doc_id, doc_hash, correct, locator required; the
     others are filled in by :func:`item_table`: subtask/category from the run, replicate 0,
@@ -303,7 +306,7 @@ def item_table(parts: Sequence[Rows]) -> pd.DataFrame:
         "subtask": _objects(parts, "subtask", n, [r.task for r in runs]),
         "category": _objects(parts, "category", n, [r.group or r.task for r in runs]),
         "doc_id": _numbers(parts, "doc_id"),
-        "doc_hash": _objects(parts, "doc_hash", n),
+        "doc_hash": Texts.joined([p.columns["doc_hash"] for p in parts]),
         "replicate": _numbers(parts, "replicate"),
         "correct": _numbers(parts, "correct"),
         "k": _numbers(parts, "k"),

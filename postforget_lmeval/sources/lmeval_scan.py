@@ -47,6 +47,7 @@ import numpy as np
 import orjson
 
 from postforget_lmeval.sources.base import ReadRequest
+from postforget_lmeval.sources.texts import Texts
 
 Buffer = bytes | mmap.mmap
 """Bytes of a samples file: read into memory or mapped (both have find/rfind and slicing)."""
@@ -62,10 +63,11 @@ _TARGET = b', "target": '
 _ARGS = b', "arguments": {"gen_args_0": '
 _FILTERED_OPEN = _FILTERED + b"["
 _HEAD_BYTES = len(_HEAD) + 24  # doc_id's comma is within these
-_HASHES = b'"doc_hash": "%s", "prompt_hash": "%s", "target_hash": "%s"' % ((b"0" * 64,) * 3)
+_DIGEST_CHARS = 64  # a sha256 hex digest
+_HASHES = b'"doc_hash": "%s", "prompt_hash": "%s", "target_hash": "%s"' % ((b"0" * _DIGEST_CHARS,) * 3)
 """How lm-eval logs the hashes: three sha256 hex digests, here all "0" (:func:`_lmeval_hashes`)."""
 _HASHES_LEN = len(_HASHES)
-_DIGESTS = [(m.start(), m.end()) for m in re.finditer(rb"0{64}", _HASHES)]
+_DIGESTS = [(m.start(), m.end()) for m in re.finditer(b"0{%d}" % _DIGEST_CHARS, _HASHES)]
 _DIGIT_OFFSETS = np.where(np.frombuffer(_HASHES, np.uint8) == ord("0"), ord("f") - ord("0"), 0).astype(np.uint8)
 """Per byte of the hashes, the most a logged byte may exceed :data:`_HASHES`'s: in a digest ord("f") - ord("0"), else 0."""
 _HEAD_ROW = np.frombuffer(_HEAD, np.uint8)
@@ -97,7 +99,7 @@ class Chunk:
     """Fields of the lines of one byte range of a samples file; one entry per item and replicate."""
 
     doc_id: list[int] = field(default_factory=list)
-    doc_hash: list[str] = field(default_factory=list)
+    doc_hash: Texts = field(default_factory=Texts)  # pickles as two buffers, not a str per row
     replicate: list[int] = field(default_factory=list)
     correct: list[int] = field(default_factory=list)
     k: list[float] = field(default_factory=list)
@@ -230,8 +232,8 @@ def _rows(buf: Buffer, starts: np.ndarray, width: int) -> np.ndarray:
 
 def _layout_fields(
     buf: Buffer, n: int, starts: list[int], hashes_at: list[int], quotes: list[int], before: bytes
-) -> tuple[list[int], list[str], list[float]] | None:
-    """doc_id, doc_hash and response_chars of the lines of ``buf[:n]`` that start at ``starts``, with
+) -> tuple[list[int], bytes, list[float]] | None:
+    """doc_id, doc_hash (64 bytes per line, back to back) and response_chars of the lines of ``buf[:n]`` that start at ``starts``, with
     ``before`` + lm-eval's hashes at ``hashes_at`` (``before`` begins at the response's closing quote)
     and the last quote before that at ``quotes``; None unless every line is so and starts as lm-eval's
     do. The bytes are compared on rows copied out of ``buf``, all lines at once.
@@ -276,10 +278,10 @@ def _doc_ids(heads: np.ndarray) -> list[int] | None:
     return doc_ids if len(doc_ids) == len(heads) else None
 
 
-def _lmeval_hashes(tails: np.ndarray, before: bytes) -> list[str] | None:
+def _lmeval_hashes(tails: np.ndarray, before: bytes) -> bytes | None:
     """The doc_hash of each row of ``tails`` (``before`` + ``'"doc_hash": "..", "prompt_hash": "..", "target_hash": ".."'``),
-    or None unless every row is exactly that with three sha256 hex digests (64 of 0-9a-f: as JSON, such a
-    string decodes to itself).
+    back to back (64 bytes each), or None unless every row is exactly that with three sha256 hex digests (64
+    of 0-9a-f: as JSON, such a string decodes to itself).
 
     Less the expected bytes (:data:`_HASHES` has "0" for every digit), a row holds 0 at every other byte
     and each digit's offset from "0": 0-9 for a decimal digit, 49-54 for a-f.
@@ -288,8 +290,8 @@ def _lmeval_hashes(tails: np.ndarray, before: bytes) -> list[str] | None:
     offsets = tails - np.frombuffer(before + _HASHES, np.uint8)
     if offsets[:, :width].any() or (offsets[:, width:] > _DIGIT_OFFSETS).any() or (offsets - 10 < 39).any():
         return None
-    start, stop = _DIGESTS[0]  # the doc_hash digits and their closing quote, split at the quotes
-    return tails[:, width + start : width + stop + 1].tobytes().decode("ascii").split('"')[:-1]
+    start, stop = _DIGESTS[0]  # the doc_hash digits
+    return tails[:, width + start : width + stop].tobytes()
 
 
 def _shared_fields(before: bytes, after: bytes) -> tuple[Any, ...] | None:
@@ -465,7 +467,7 @@ class Scanner:
                 out.extractors.append(row[-3])
         doc_ids, doc_hashes, chars = fields
         out.doc_id.extend(doc_ids)
-        out.doc_hash.extend(doc_hashes)
+        out.doc_hash.extend_fixed(doc_hashes, _DIGEST_CHARS)
         out.replicate.extend([0] * len(starts))
         columns = zip(*map(shared.__getitem__, afters))
         for name in ("correct", "k", "answer", "gold", "status", "subtask", "category"):
