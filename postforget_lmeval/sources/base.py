@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from postforget_lmeval.sources.texts import Texts
+from postforget_lmeval.sources.columns import Coded, Texts
 
 if TYPE_CHECKING:  # imported where a table is built: readers start without pandas
     import pandas as pd
@@ -230,7 +230,7 @@ _MISSING = {"replicate": 0, "k": math.nan, "response_chars": math.nan}  # per-ro
 
 def item_rows(run: TaskRun, file: str, columns: dict[str, Sequence[Any]]) -> Rows:
     """The rows of one run from per-row ``columns``: numeric columns as arrays, text and lists as given
-    (doc_hash as a list of strings or a :class:`~postforget_lmeval.sources.texts.Texts`).
+    (doc_hash as a list of strings or a :class:`~postforget_lmeval.sources.columns.Texts`).
 
     ``columns`` holds the per-row ITEM_COLUMNS (doc_id, doc_hash, correct, locator required; the
     others are filled in by :func:`item_table`: subtask/category from the run, replicate 0,
@@ -239,17 +239,18 @@ def item_rows(run: TaskRun, file: str, columns: dict[str, Sequence[Any]]) -> Row
     cols = {name: np.asarray(v, dtype=_NUMERIC[name]) if name in _NUMERIC else v for name, v in columns.items()}
     for name in _REPEATED:
         if name in cols:
-            cols[name] = _interned(cols[name])
+            cols[name] = _coded(cols[name])
     return Rows(run, file, cols)
 
 
-def _interned(values: Sequence[Any]) -> Sequence[Any]:
-    """One object per distinct value: a run's rows then pickle several times faster (on their way back
-    from a reading process), since pickle writes a repeated object once."""
-    seen: dict[Any, Any] = {}
+def _coded(values: Sequence[Any]) -> Sequence[Any]:
+    """A text column with few distinct values as :class:`Coded` (see :mod:`.columns`); a column with an
+    unhashable value (a list) is kept as it is."""
+    if isinstance(values, Coded):
+        return values
     try:
-        return [seen.setdefault(v, v) for v in values]
-    except TypeError:  # an unhashable value (a list): kept as it is
+        return Coded(values)
+    except TypeError:
         return values
 
 
@@ -269,7 +270,12 @@ def _objects(parts: Sequence[Rows], name: str, n: int, fills: Sequence[Any] | No
     """
     import pandas as pd
 
-    values = chain.from_iterable(p.columns[name] if name in p.columns else repeat(None, len(p)) for p in parts)
+    columns = [p.columns.get(name) for p in parts]
+    if columns and all(isinstance(c, Coded) for c in columns):  # the usual case: one take per part
+        missing = fills if fills is not None else [None] * len(parts)
+        out = np.concatenate([c.objects(m) for c, m in zip(columns, missing)]) if n else np.empty(0, dtype=object)
+        return pd.Series(out, dtype=object, copy=False)
+    values = chain.from_iterable(repeat(None, len(p)) if c is None else c for p, c in zip(parts, columns))
     out = np.fromiter(values, dtype=object, count=n)  # keeps list values (option_ll) as elements
     if fills is not None:
         missing = out == None  # noqa: E711 - elementwise on an object array

@@ -47,7 +47,7 @@ import numpy as np
 import orjson
 
 from postforget_lmeval.sources.base import ReadRequest
-from postforget_lmeval.sources.texts import Texts
+from postforget_lmeval.sources.columns import Coded, Texts
 
 Buffer = bytes | mmap.mmap
 """Bytes of a samples file: read into memory or mapped (both have find/rfind and slicing)."""
@@ -103,12 +103,12 @@ class Chunk:
     replicate: list[int] = field(default_factory=list)
     correct: list[int] = field(default_factory=list)
     k: list[float] = field(default_factory=list)
-    answer: list[str | None] = field(default_factory=list)
-    gold: list[str | None] = field(default_factory=list)
-    status: list[str | None] = field(default_factory=list)
+    answer: Coded = field(default_factory=Coded)  # text columns with few distinct values: codes
+    gold: Coded = field(default_factory=Coded)
+    status: Coded = field(default_factory=Coded)
     locator: list[int] = field(default_factory=list)
-    subtask: list[str | None] = field(default_factory=list)
-    category: list[str | None] = field(default_factory=list)
+    subtask: Coded = field(default_factory=Coded)
+    category: Coded = field(default_factory=Coded)
     response_chars: list[float] = field(default_factory=list)
     option_ll: list[list[float] | None] = field(default_factory=list)
     correct_logged: list[int] = field(default_factory=list)  # filled only when rescoring
@@ -141,10 +141,10 @@ class Chunk:
         self.filter_seen = self.filter_seen or other.filter_seen
         self.extractors.extend(e for e in other.extractors if e not in self.extractors)
 
-    def columns(self) -> dict[str, list[Any]]:
+    def columns(self) -> dict[str, Any]:
         """The per-row lists as item-table columns (subtask/category only when records name them)."""
         cols = {name: getattr(self, name) for name in _LIST_FIELDS}
-        if not any(self.subtask):
+        if not any(self.subtask.values):
             del cols["subtask"], cols["category"]
         if not self.correct_logged:
             del cols["correct_logged"]
@@ -451,8 +451,9 @@ class Scanner:
             afters.append(buf[h + _HASHES_LEN : e])
             p = e + 1
         fields = _layout_fields(buf, n, starts, hashes_at, quotes, before)
-        shared = {after: _shared_fields(before, after) for after in dict.fromkeys(afters)}
-        if fields is None or any(row is None or row[-1] != want for row in shared.values()):
+        tails = {after: i for i, after in enumerate(dict.fromkeys(afters))}  # the distinct tails, numbered
+        shared = [_shared_fields(before, after) for after in tails]
+        if fields is None or any(row is None or row[-1] != want for row in shared):
             return False
         self.want_filter = want
         out = self.out
@@ -462,16 +463,20 @@ class Scanner:
         out.metric_used = "postforget"
         if not out.metrics_seen and isinstance(first[-2], list):
             out.metrics_seen = [str(m) for m in first[-2]]
-        for row in shared.values():
+        for row in shared:
             if row[-3] and row[-3] not in out.extractors:
                 out.extractors.append(row[-3])
         doc_ids, doc_hashes, chars = fields
         out.doc_id.extend(doc_ids)
         out.doc_hash.extend_fixed(doc_hashes, _DIGEST_CHARS)
         out.replicate.extend([0] * len(starts))
-        columns = zip(*map(shared.__getitem__, afters))
-        for name in ("correct", "k", "answer", "gold", "status", "subtask", "category"):
-            getattr(out, name).extend(next(columns))
+        tail = np.fromiter(map(tails.__getitem__, afters), np.int32, len(afters))  # each line's tail
+        values = list(zip(*shared))  # per field, its value in each distinct tail
+        for i, name in enumerate(("correct", "k")):
+            out_list: list[Any] = getattr(out, name)
+            out_list.extend(np.array(values[i])[tail].tolist())
+        for i, name in enumerate(("answer", "gold", "status", "subtask", "category"), start=2):
+            getattr(out, name).extend_codes(tail, values[i])
         out.locator.extend(starts)
         out.response_chars.extend(chars)
         out.option_ll.extend([None] * len(starts))
