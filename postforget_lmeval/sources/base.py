@@ -271,9 +271,8 @@ def _objects(parts: Sequence[Rows], name: str, n: int, fills: Sequence[Any] | No
     import pandas as pd
 
     columns = [p.columns.get(name) for p in parts]
-    if columns and all(isinstance(c, Coded) for c in columns):  # the usual case: one take per part
-        missing = fills if fills is not None else [None] * len(parts)
-        out = np.concatenate([c.objects(m) for c, m in zip(columns, missing)]) if n else np.empty(0, dtype=object)
+    if columns and all(isinstance(c, Coded) for c in columns):  # the usual case: one take
+        out = Coded.joined(columns, fills if fills is not None else [None] * len(parts))  # type: ignore[arg-type]
         return pd.Series(out, dtype=object, copy=False)
     values = chain.from_iterable(repeat(None, len(p)) if c is None else c for p, c in zip(parts, columns))
     out = np.fromiter(values, dtype=object, count=n)  # keeps list values (option_ll) as elements

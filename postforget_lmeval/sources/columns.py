@@ -127,9 +127,23 @@ class Coded:
 
     def objects(self, missing: Any = None) -> np.ndarray:
         """The rows as an object array, None values replaced by ``missing``."""
-        distinct = np.empty(len(self.values), dtype=object)
-        distinct[:] = [missing if v is None else v for v in self.values]
-        return distinct[np.frombuffer(self.codes, np.int32)]
+        return Coded.joined([self], [missing])
+
+    @staticmethod
+    def joined(columns: Sequence[Coded], missing: Sequence[Any]) -> np.ndarray:
+        """The rows of all ``columns`` in order as one object array, None values of ``columns[i]`` replaced by
+        ``missing[i]``: the distinct values of all columns in one array, taken at every row's code (shifted
+        to its column's values) in one step."""
+        table = np.empty(sum(len(c.values) for c in columns), dtype=object)
+        at = 0
+        for column, fill in zip(columns, missing):
+            for value in column.values:  # one by one: a value is never unpacked as a sequence
+                table[at] = fill if value is None else value
+                at += 1
+        sizes = np.array([len(c.values) for c in columns], dtype=np.int64)
+        codes = [np.frombuffer(c.codes, np.int32) for c in columns]
+        shift = np.repeat(np.cumsum(sizes) - sizes, [len(c) for c in codes])
+        return table[np.concatenate(codes) + shift] if codes else table
 
     def __len__(self) -> int:
         return len(self.codes)
