@@ -54,23 +54,24 @@ def scan_range(request: ReadRequest, start: int, end: int) -> Chunk:
     """
     scanner = Scanner(request)
     path = str(request.run.samples_path)
-    if start == 0 and _is_array(path):
-        try:
-            with open(path, "rb") as f:
-                elements = orjson.loads(f.read())
-        except orjson.JSONDecodeError:
-            scanner.out.malformed.append(0)
-            return scanner.out
-        for i, element in enumerate(elements if isinstance(elements, list) else [elements]):
-            scanner.element(element, i)
-        return scanner.out
     with open(path, "rb") as f:
+        if start == 0 and _array_head(f):
+            f.seek(0)
+            try:
+                elements = orjson.loads(f.read())
+            except orjson.JSONDecodeError:
+                scanner.out.malformed.append(0)
+                return scanner.out
+            for i, element in enumerate(elements if isinstance(elements, list) else [elements]):
+                scanner.element(element, i)
+            return scanner.out
         size = os.fstat(f.fileno()).st_size
         if not size:
             return scanner.out
         try:
             buf: Buffer = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)  # searched in place: no copy
         except (OSError, ValueError):  # a file system that cannot map files: the bytes, read
+            f.seek(0)
             buf = f.read()
     try:
         pos = start
@@ -157,7 +158,8 @@ def start_reading(requests: Sequence[ReadRequest], jobs: int) -> Callable[[Progr
     for i, req in enumerate(requests):
         path = str(req.run.samples_path)
         size = os.path.getsize(path)
-        ranges = [(0, max(size, 1))] if _is_array(path) else split_ranges(size, RANGE_BYTES)
+        one = size <= RANGE_BYTES or _is_array(path)  # a small file is one range anyway: no need to open it here
+        ranges = [(0, max(size, 1))] if one else split_ranges(size, RANGE_BYTES)
         units.extend((i, start, end, len(ranges) == 1) for start, end in ranges)
     total = sum(end - start for _, start, end, _ in units)
     if jobs <= 1 or total < PARALLEL_MIN_BYTES:
