@@ -25,8 +25,9 @@ def in_background(compute: Callable[[], T], worth_it: bool = True, nice: int = 0
     wait for its result.
 
     Where a process does not pay (``worth_it`` False), on platforms without fork and in daemonic
-    callers, ``compute()`` runs in the caller when the returned function is called. If the child
-    dies (killed, out of memory), the result is computed in the caller instead.
+    callers, ``compute()`` runs in the caller when the returned function is called. An exception
+    ``compute()`` raises in the child is raised again by the returned function; if the child dies
+    (killed, out of memory), the result is computed in the caller instead.
     """
     if (
         not worth_it
@@ -41,7 +42,11 @@ def in_background(compute: Callable[[], T], worth_it: bool = True, nice: int = 0
         if nice:
             os.nice(nice)
         try:
-            send.send(compute())
+            try:
+                outcome = (True, compute())
+            except Exception as e:  # noqa: BLE001 - handed to the caller, which raises it
+                outcome = (False, e)
+            send.send(outcome)
         finally:
             send.close()
 
@@ -51,11 +56,14 @@ def in_background(compute: Callable[[], T], worth_it: bool = True, nice: int = 0
 
     def result() -> T:
         try:
-            return receive.recv()
+            ok, value = receive.recv()
         except EOFError:
             return compute()
         finally:
             receive.close()
             process.join()
+        if not ok:
+            raise value
+        return value
 
     return result

@@ -38,3 +38,13 @@ def test_a_child_that_dies_is_replaced_by_the_caller() -> None:
         return 7
 
     assert background.in_background(compute)() == 7
+
+
+def test_an_exception_in_the_child_is_raised_by_the_caller() -> None:
+    parent = os.getpid()
+
+    def compute() -> None:
+        raise OSError(f"disk full in {'the child' if os.getpid() != parent else 'the caller'}")
+
+    with pytest.raises(OSError, match="disk full in the child"):  # raised again as it was, not recomputed
+        background.in_background(compute)()
