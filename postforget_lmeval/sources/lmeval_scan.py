@@ -34,6 +34,7 @@ processes start quickly.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -294,10 +295,14 @@ def _lmeval_hashes(tails: np.ndarray, before: bytes) -> bytes | None:
     return tails[:, width + start : width + stop].tobytes()
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def _shared_fields(before: bytes, after: bytes) -> tuple[Any, ...] | None:
     """(correct, k, answer, gold, status, subtask, category, extractor, metrics, filter) of the lines whose
     tail is ``before`` + hashes + ``after``; None unless a postforget record with a 0/1 score (other
     records are left to the paths that read any record).
+
+    Cached: the runs of one sub-benchmark (seeds, both sides) share most tails (bench pair: 1,320
+    distinct of the 8,266 decoded file by file). The tuple is shared; its values are not changed.
     """
     if not before.startswith(b'"], ') or not before.endswith(b", ") or not after.startswith(b", "):
         return None
