@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import random
 import resource
 import shutil
@@ -269,6 +270,7 @@ def bench(sizes: list[float], jobs: str | None, keep: bool, repeat: int, memory_
             t = time.perf_counter()
             n_bytes = generate(root, n_tasks, scale)
             print(f"generated {n_bytes / 1e9:.2f} GB ({label}) in {time.perf_counter() - t:.0f}s", flush=True)
+            os.sync()  # the kernel would write the new files back to disk ~30 s later, during the measurements
             files = _files(root)
             subprocess.run(["cat", *files], stdout=subprocess.DEVNULL, check=True)  # same page-cache state for all
             wc_times = []
