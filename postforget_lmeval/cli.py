@@ -44,7 +44,7 @@ def escape(text: str) -> str:
 def _err_console() -> Console:
     from rich.console import Console
 
-    return Console(stderr=True, soft_wrap=True)
+    return Console(stderr=True, soft_wrap=True, emoji=False)  # a path may hold ":name:" (an emoji code to rich)
 
 
 def _consoles() -> tuple[Console, Console]:

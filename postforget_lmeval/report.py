@@ -96,8 +96,8 @@ PIPED_WIDTH = 160  # characters per line when stdout is a file or a pipe
 
 def stdout_console() -> Console:
     """stdout for the tables; piped output gets a wide page so they are not squeezed to 80 columns."""
-    out = Console(soft_wrap=True)
-    return out if out.is_terminal else Console(soft_wrap=True, width=PIPED_WIDTH)
+    out = Console(soft_wrap=True, emoji=False)
+    return out if out.is_terminal else Console(soft_wrap=True, width=PIPED_WIDTH, emoji=False)
 
 
 def rich_table(result: PairResult, average: str = "macro") -> Table:

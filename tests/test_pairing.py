@@ -476,6 +476,19 @@ def test_cli_errors_are_one_message_and_exit_1(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
+def test_paths_are_printed_as_they_are(tmp_path, capsys):
+    """A directory name with ":smile:" in it is a path, not an emoji code (rich would draw one by default)."""
+    b, a = dirs(tmp_path)
+    write_run(b, ours("mmlu_x", "110"))
+    write_run(a, ours("mmlu_x", "100"))
+    out = tmp_path / "run:smile:s"
+    assert main([str(b), str(a), "-o", str(out), "--no-plot"]) == 0
+    printed = capsys.readouterr()
+    assert f"to {out}" in printed.err and "\N{SMILING FACE WITH OPEN MOUTH AND SMILING EYES}" not in printed.err
+    assert main([str(b), str(tmp_path / "gone:x:"), "-o", str(out)]) == 1
+    assert "gone:x:" in capsys.readouterr().err
+
+
 def test_show_lists_forgotten_items_with_question_and_answers(tmp_path, capsys):
     b, a = dirs(tmp_path)
     write_run(b, ours("mmlu_x", "1100"))
