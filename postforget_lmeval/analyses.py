@@ -90,14 +90,24 @@ Started = tuple[Callable[[], bootstrap.Intervals], Callable[[], failure_modes.Mo
 """The analyses' two long steps under way (:func:`in_background`): call each to wait for its result."""
 
 
+def start_draws(items: pd.DataFrame) -> tuple[Callable[[], bootstrap.Intervals], float]:
+    """Start the bootstrap's draws (:func:`bootstrap.in_background`) on the paired items: they read only
+    subtask, category, seed, doc_id, before, after and k, so pairing starts them as soon as the join has
+    them, before building samples.parquet's frame (the draws take longest of the analyses)."""
+    return bootstrap.in_background(items)
+
+
 def in_background(
-    samples: pd.DataFrame, summary: Mapping[str, Any], load_responses: failure_modes.LoadResponses | None
+    samples: pd.DataFrame,
+    summary: Mapping[str, Any],
+    load_responses: failure_modes.LoadResponses | None,
+    draws: tuple[Callable[[], bootstrap.Intervals], float] | None = None,
 ) -> Started:
-    """Start the bootstrap's draws and the read-back of unanswered replies (``load_responses`` of the input
-    sources, file by file) in forked processes (on large pairs), so that they run while the caller builds
-    the tables; ``summary['runs']`` gives the budgets."""
+    """Start the bootstrap's draws (unless ``draws`` are under way: :func:`start_draws`) and the read-back of
+    unanswered replies (``load_responses`` of the input sources, file by file) in forked processes (on large
+    pairs), so that they run while the caller builds the tables; ``summary['runs']`` gives the budgets."""
     max_gen_toks = _max_gen_toks(summary)
-    intervals, draws_seconds = bootstrap.in_background(samples)
+    intervals, draws_seconds = draws or bootstrap.in_background(samples)
     return (
         intervals,
         failure_modes.modes_in_background(samples, max_gen_toks, load_responses, beside=draws_seconds)

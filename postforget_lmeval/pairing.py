@@ -447,12 +447,15 @@ def finish(begun: reading.Started, progress: Progress | None = None) -> PairResu
     if strict and got.warnings:
         raise PairingError("--strict: " + listing(got.warnings, 5, "; "))
 
-    samples = tables.samples_frame(paired)
-    started_analyses, (load_item, load_responses) = None, _loader(srcs, samples)
-    if analyses:  # the bootstrap's draws and the read-back of replies start now, in other processes
+    draws = None
+    if analyses:  # the bootstrap's draws start now in another process, the read-back of replies below
         from postforget_lmeval import analyses as analyses_module
 
-        started_analyses = analyses_module.in_background(samples, {"runs": got.runs}, load_responses)
+        draws = analyses_module.start_draws(paired)
+    samples = tables.samples_frame(paired)
+    started_analyses, (load_item, load_responses) = None, _loader(srcs, samples)
+    if analyses:
+        started_analyses = analyses_module.in_background(samples, {"runs": got.runs}, load_responses, draws)
     subtasks = tables.subtask_rows(paired, joined)
     subtasks["scored_by"] = pd.Series(_scorers(subtasks, got), index=subtasks.index, dtype="str")
     categories = pd.concat([metrics.aggregate(subtasks), metrics.aggregate_micro(subtasks)], ignore_index=True)

@@ -177,3 +177,22 @@ def test_macro_first_means_are_pandas_groupby_means(trial: int) -> None:
     keys = ["replicate", "category", "seed"]
     expected = rows.groupby(keys, sort=True, dropna=False)[["x"]].mean()
     pd.testing.assert_frame_equal(_means_by(rows[["x"]], rows, keys), expected, check_exact=True)
+
+
+def test_draws_started_on_the_joined_items_give_the_intervals_of_samples() -> None:
+    """Pairing starts the draws on the joined items (text columns as objects, more columns) before building
+    samples.parquet's frame (categorical columns): the same intervals."""
+    from postforget_lmeval import analyses
+
+    rng = np.random.default_rng(5)
+    joined = pd.concat(
+        [_items(s, c, seed, rng.random(50) < 0.6, rng.random(50) < 0.5, 4.0)
+         for s, c in (("b", "Y"), ("a", "X")) for seed in ("1", "0")],
+        ignore_index=True,
+    ).assign(answer_before="A", locator_after=7)  # fmt: skip
+    samples = joined[["subtask", "category", "doc_id", "seed", "before", "after", "k"]].astype(
+        {"subtask": "category", "category": "category", "seed": "category"}
+    )
+    wait, _ = analyses.start_draws(joined)
+    for got, want in zip(wait(), bootstrap.intervals(samples)):
+        pd.testing.assert_frame_equal(got, want)
