@@ -14,7 +14,8 @@ Peak memory grew by about 7 MB (224 -> 231 MB). A third default costs CPU the re
 * numpy's OpenBLAS starts a thread per core when numpy is imported, and that thread spins for a
   while, competing with the reading processes. Nothing here multiplies matrices, so one BLAS thread
   is enough: the main process took 0.22 instead of 0.34 CPU-seconds to start and read the bench
-  pair (10 runs), the whole process 2.68 instead of 2.89 (8 runs).
+  pair (3 runs each), the whole process 2.68 instead of 2.89 and 2.39 instead of 2.46 (two
+  alternations of 8 and 10 runs, median CPU).
 
 The settings apply only to that script's process (and the reading and analysis processes it forks);
 ``pair()`` called from a library leaves its caller's process as it is.

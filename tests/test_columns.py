@@ -66,7 +66,7 @@ def test_coded_rows_from_values_codes_and_other_columns() -> None:
     rows = ["x", None, "x", "x", "y", "x", "x", "z", None, "y"]
     assert list(coded) == rows and coded == rows and len(coded) == 10
     assert coded.values == ["x", None, "y", "z"]  # each distinct value once, in order of first appearance
-    assert coded.objects("fill").tolist() == ["fill" if v is None else v for v in rows]
+    assert Coded.joined([coded], ["fill"]).tolist() == ["fill" if v is None else v for v in rows]
     again = pickle.loads(pickle.dumps(coded, protocol=pickle.HIGHEST_PROTOCOL))
     again.append("x")
     assert list(again) == [*rows, "x"] and again.values == coded.values  # codes still index the same values

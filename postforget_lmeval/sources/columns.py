@@ -11,7 +11,7 @@ a pass to make equal values one object. So:
   which Arrow does on the buffers);
 * :class:`Coded` (answer, gold, status, subtask, category: a few distinct values per run) keeps each
   row's code into the distinct values; the scanner's fast path hands it whole blocks of codes, and
-  :meth:`Coded.objects` makes the item table's object column with one ``take``.
+  :meth:`Coded.joined` makes the item table's object column with one ``take``.
 """
 
 from __future__ import annotations
@@ -124,10 +124,6 @@ class Coded:
         if len(codes):
             mine = np.array([self._code_of(v) for v in values], dtype=np.int32)
             self.codes.frombytes(mine[codes].tobytes())
-
-    def objects(self, missing: Any = None) -> np.ndarray:
-        """The rows as an object array, None values replaced by ``missing``."""
-        return Coded.joined([self], [missing])
 
     @staticmethod
     def joined(columns: Sequence[Coded], missing: Sequence[Any]) -> np.ndarray:

@@ -234,10 +234,10 @@ def _rows(buf: Buffer, starts: np.ndarray, width: int) -> np.ndarray:
 def _layout_fields(
     buf: Buffer, n: int, starts: list[int], hashes_at: list[int], quotes: list[int], before: bytes
 ) -> tuple[list[int], bytes, list[float]] | None:
-    """doc_id, doc_hash (64 bytes per line, back to back) and response_chars of the lines of ``buf[:n]`` that start at ``starts``, with
-    ``before`` + lm-eval's hashes at ``hashes_at`` (``before`` begins at the response's closing quote)
-    and the last quote before that at ``quotes``; None unless every line is so and starts as lm-eval's
-    do. The bytes are compared on rows copied out of ``buf``, all lines at once.
+    """doc_id, doc_hash (64 bytes per line, back to back) and response_chars of the lines of ``buf[:n]`` that
+    start at ``starts``, with ``before`` + lm-eval's hashes at ``hashes_at`` (``before`` begins at the
+    response's closing quote) and the last quote before that at ``quotes``; None unless every line is so
+    and starts as lm-eval's do. The bytes are compared on rows copied out of ``buf``, all lines at once.
     """
     at, hashes, quote = (np.fromiter(x, np.int64, len(x)) for x in (starts, hashes_at, quotes))
     if hashes[-1] + _HASHES_LEN >= n or (hashes[:-1] + _HASHES_LEN >= at[1:]).any():  # past the line's newline
