@@ -1,0 +1,222 @@
+"""The figures of ``postforget-pair`` stay what they were before the package was restructured.
+
+``tests/golden/<case>/`` holds the outputs that the code of commit 7caf5cf (before the restructuring) wrote
+for each case below: real logs of ``../shared/reference``, LightEval runs written by LightEval itself,
+lm-eval runs written by the pairing fixtures and a small bench pair. Every table must come out the same
+(CSV and JSON by value, samples.parquet by content); timings and paths aside, and the bootstrap interval
+bounds aside (their drawing changed: ``test_analyses`` checks their coverage).
+
+Run ``python tests/test_figures_unchanged.py`` only to add a new case: the goldens of the existing cases
+must never be rewritten by the code they check.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+GOLDEN = HERE / "golden"
+LOGS = ROOT.parent / "shared" / "reference" / "lmeval_logs"
+LIGHTEVAL = HERE / "fixtures" / "lighteval"
+
+# Columns whose values may change with the restructuring: the bootstrap's interval bounds (a new drawing).
+VOLATILE_COLUMNS = ("_lo", "_hi")
+VOLATILE_SUMMARY = {"timing", "inputs", "output", "version", "created", "elapsed_s", "jobs"}
+
+
+def _synthetic(root: Path) -> tuple[Path, Path]:
+    """Postforget runs with 3 seeds a side, statuses, several k and categories (lm-eval 0.4.13's layout)."""
+    from tests.fixtures.pairing.lmeval_runs import pf_record, sample_line, write_run
+
+    rng = random.Random(7)
+    for side, p in (("before", 0.7), ("after", 0.55)):
+        for seed in (1, 2, 3):
+            tasks: dict[str, list[str]] = {}
+            for subtask, k, category in (
+                ("mmlu_anatomy", 4.0, "Knowledge"),
+                ("arc_easy", 4.0, "Knowledge"),
+                ("bbh_navigate", 2.0, "Logic"),
+                ("gpqa_diamond", 4.0, "Knowledge"),
+                ("musr_team_allocation", 3.0, "Logic"),
+            ):
+                lines = []
+                for i in range(30):
+                    correct = int(rng.random() < p)
+                    status = "answered" if correct or rng.random() < 0.7 else rng.choice(["no_answer", "invalid"])
+                    answer = "A" if correct else (rng.choice("BCD") if status == "answered" else None)
+                    record = pf_record(subtask, correct, k=k, category=category, answer=answer, status=status)
+                    response = f"Reasoning about item {i}. " * rng.randint(1, 30) + (
+                        f"Answer: {answer}" if answer else "I am not sure."
+                    )
+                    doc = {
+                        "pf_question": f"Question {i} of {subtask}?",
+                        "pf_options": [f"option {c}" for c in "ABCD"[: int(k)]],
+                        "pf_gold": "A",
+                        "pf_format": "letter",
+                    }
+                    lines.append(sample_line(i, None, doc=doc, record=record, response=response))
+                tasks[f"postforget_{subtask}"] = lines
+            write_run(root / side / f"seed{seed}", tasks, seed=seed, gen_kwargs={"temperature": 0.6, "seed": seed})
+    return root / "before", root / "after"
+
+
+def _bench(root: Path) -> tuple[Path, Path]:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from bench_pairing import generate
+    finally:
+        sys.path.pop(0)
+    generate(root, 3, seed=0)
+    return root / "before", root / "after"
+
+
+def _logs(before: str, after: str) -> Callable[[Path], tuple[Path, Path]]:
+    return lambda _tmp: (LOGS / before, LOGS / after)
+
+
+def _lighteval(version: str) -> Callable[[Path], tuple[Path, Path]]:
+    return lambda _tmp: (LIGHTEVAL / version / "before", LIGHTEVAL / version / "after")
+
+
+# name -> (inputs, extra options of postforget-pair)
+CASES: dict[str, tuple[Callable[[Path], tuple[Path, Path]], list[str]]] = {
+    "mmlu_stem": (_logs("mayflower_mmlu_stem/before", "mayflower_mmlu_stem/after"), []),
+    "mmlu_stem_paper_k": (_logs("mayflower_mmlu_stem/before", "mayflower_mmlu_stem/after"), ["--chance-k", "paper"]),
+    "gsm8k": (_logs("thesis_gsm8k/before_gpt2", "thesis_gsm8k/after_phi3_all"), []),
+    "gsm8k_limit10": (_logs("thesis_gsm8k/before_gpt2", "thesis_gsm8k/after_phi3_limit10"), []),
+    "copa": (_logs("errorbars_copa_trimmed/before", "errorbars_copa_trimmed/after"), []),
+    "lighteval_v0_10": (_lighteval("v0_10"), []),
+    "lighteval_v0_13": (_lighteval("v0_13"), []),
+    "lighteval_v0_10_strict": (_lighteval("v0_10"), ["--rescore", "strict"]),
+    "lighteval_v0_13_lighteval": (_lighteval("v0_13"), ["--rescore", "lighteval"]),
+    "synthetic": (_synthetic, []),
+    "synthetic_order": (_synthetic, ["--seed-match", "order"]),
+    "synthetic_strict": (_synthetic, ["--rescore", "strict"]),
+    "bench_small": (_bench, []),
+}
+
+
+def produce(name: str, tmp: Path) -> tuple[Path, list[Path]]:
+    """Run ``postforget-pair`` on case ``name``; its output folder and the input roots."""
+    from postforget_lmeval.cli import main
+
+    inputs, extra = CASES[name]
+    before, after = inputs(tmp / "in")
+    out = tmp / "out"
+    code = main([str(before), str(after), "-o", str(out), "--no-plot", "-q", "--jobs", "1", *extra])
+    assert code == 0, f"postforget-pair failed on case {name}"
+    return out, [before, after, tmp / "in"]
+
+
+def _strip_paths(value: Any, roots: list[Path]) -> Any:
+    if isinstance(value, str):
+        for i, root in enumerate(roots):
+            value = value.replace(str(root), f"<root{i}>")
+        return value
+    if isinstance(value, dict):
+        return {k: _strip_paths(v, roots) for k, v in value.items() if k not in VOLATILE_SUMMARY}
+    if isinstance(value, list):
+        return [_strip_paths(v, roots) for v in value]
+    return value
+
+
+def _frame(df: pd.DataFrame, roots: list[Path]) -> pd.DataFrame:
+    df = df[[c for c in df.columns if not str(c).endswith(VOLATILE_COLUMNS)]].copy()
+    for column in df.columns:
+        if pd.api.types.is_object_dtype(df[column]) or pd.api.types.is_string_dtype(df[column]):
+            df[column] = df[column].map(lambda v: _strip_paths(v, roots) if isinstance(v, str) else v)
+    return df.reset_index(drop=True)
+
+
+def normalised(out: Path, roots: list[Path]) -> dict[str, Any]:
+    """Every output table of a pairing, as values: paths made relative to the inputs, volatile parts dropped."""
+    tables: dict[str, Any] = {}
+    for path in sorted(out.iterdir()):
+        if path.suffix == ".csv":
+            tables[path.name] = _frame(pd.read_csv(path, keep_default_na=False, na_values=[""]), roots)
+        elif path.name == "samples.parquet":
+            tables[path.name] = _frame(pd.read_parquet(path), roots)
+        elif path.name == "summary.json":
+            tables[path.name] = _strip_paths(json.loads(path.read_text(encoding="utf-8")), roots)
+    return tables
+
+
+def save(name: str, tmp: Path) -> None:
+    out, roots = produce(name, tmp)
+    target = GOLDEN / name
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    for fname, value in normalised(out, roots).items():
+        if fname.endswith(".csv"):
+            value.to_csv(target / fname, index=False)
+        elif fname.endswith(".parquet"):
+            value.to_parquet(target / fname, index=False)
+        else:
+            (target / fname).write_text(json.dumps(value, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _golden(name: str) -> dict[str, Any]:
+    tables: dict[str, Any] = {}
+    for path in sorted((GOLDEN / name).iterdir()):
+        if path.suffix == ".csv":
+            tables[path.name] = pd.read_csv(path, keep_default_na=False, na_values=[""])
+        elif path.suffix == ".parquet":
+            tables[path.name] = pd.read_parquet(path)
+        else:
+            tables[path.name] = json.loads(path.read_text(encoding="utf-8"))
+    return tables
+
+
+def _same_json(got: Any, want: Any, where: str) -> None:
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and set(got) == set(want), f"{where}: keys {sorted(got)} != {sorted(want)}"
+        for key in want:
+            _same_json(got[key], want[key], f"{where}.{key}")
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), f"{where}: {got!r} != {want!r}"
+        for i, (g, w) in enumerate(zip(got, want)):
+            _same_json(g, w, f"{where}[{i}]")
+    elif isinstance(want, float) and isinstance(got, (int, float)):
+        assert got == pytest.approx(want, rel=1e-9, abs=1e-12), f"{where}: {got!r} != {want!r}"
+    else:
+        assert got == want, f"{where}: {got!r} != {want!r}"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_outputs_equal_the_saved_ones(name, tmp_path):
+    if name not in ("lighteval_v0_10", "lighteval_v0_13", "lighteval_v0_10_strict", "lighteval_v0_13_lighteval",
+                    "synthetic", "synthetic_order", "synthetic_strict", "bench_small") and not LOGS.is_dir():
+        pytest.skip("the reference logs are not beside the checkout")
+    out, roots = produce(name, tmp_path)
+    got, want = normalised(out, roots), _golden(name)
+    assert sorted(got) == sorted(want)
+    for fname, table in want.items():
+        if isinstance(table, pd.DataFrame):
+            # write and read back as the golden was, so both went through the same file format
+            new = got[fname]
+            if fname.endswith(".csv"):
+                (tmp_path / "cmp.csv").write_text(new.to_csv(index=False), encoding="utf-8")
+                new = pd.read_csv(tmp_path / "cmp.csv", keep_default_na=False, na_values=[""])
+            pd.testing.assert_frame_equal(new, table, check_dtype=False, rtol=1e-9, obj=f"{name}/{fname}")
+        else:
+            _same_json(got[fname], table, f"{name}/{fname}")
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    sys.path.insert(0, str(ROOT))
+    for case in sys.argv[1:] or sorted(CASES):
+        with tempfile.TemporaryDirectory() as d:
+            save(case, Path(d))
+            print("saved", case)
