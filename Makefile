@@ -45,10 +45,10 @@ bench: $(STAMP)
 
 ## Regenerate task_configs/ from the catalog; check-tasks fails if the committed files are stale.
 tasks: $(STAMP)
-	$(PY) -m postforget_lmeval.taskgen
+	$(PY) -m postforget_lmeval.tasks.generate
 
 check-tasks: $(STAMP)
-	$(PY) -m postforget_lmeval.taskgen --check
+	$(PY) -m postforget_lmeval.tasks.generate --check
 
 wheel: $(STAMP)
 	$(PY) -m pip wheel --no-deps --no-build-isolation -w dist .

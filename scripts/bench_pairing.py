@@ -57,7 +57,7 @@ def _text(rng: random.Random, n_bytes: int) -> str:
 
 def _extractor() -> str:
     """The extractor name the task hook logs (imported here: the measured process must not pay for it)."""
-    from postforget_lmeval.extraction import EXTRACTOR_NAME, EXTRACTOR_VERSION
+    from postforget_lmeval.scoring.extraction import EXTRACTOR_NAME, EXTRACTOR_VERSION
 
     return f"{EXTRACTOR_NAME}/{EXTRACTOR_VERSION}"
 
@@ -184,7 +184,7 @@ def generate(root: Path, n_tasks: int, response_scale: int = 1, seed: int = 0) -
 def measure(before: str, after: str, out: str, jobs: str | None, extra: list[str]) -> None:
     """Run in a fresh process: the pairing CLI in-process, its phases, its own and its workers' peak RSS."""
     t = time.perf_counter()
-    from postforget_lmeval.cli import run
+    from postforget_lmeval.cli.main import run
 
     imports = time.perf_counter() - t
     argv = [before, after, "-o", out, "-q", "--no-plot"] + (["--jobs", jobs] if jobs else [])
@@ -207,7 +207,7 @@ def measure(before: str, after: str, out: str, jobs: str | None, extra: list[str
 
 def measure_read(before: str, after: str, jobs: str | None) -> None:
     """In a fresh process: the sources' reading alone (what the read phase does without the imports beside it)."""
-    from postforget_lmeval import reading
+    from postforget_lmeval.pairing import reading
 
     _, seconds = reading.start(before, after, jobs=int(jobs) if jobs else None).collect()
     print(json.dumps({"read_only": seconds}))

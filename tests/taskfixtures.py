@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from postforget_lmeval import task_dir
-from postforget_lmeval.catalog import by_subtask
+from postforget_lmeval.tasks.catalog import by_subtask
 
 FIXTURES = Path(__file__).parent / "fixtures" / "datasets"
 # Real rows of the 12 datasets, beside the checkout (never copied into the repo).

@@ -12,8 +12,9 @@ import pytest
 from scipy import stats
 
 import postforget_lmeval
-from postforget_lmeval import analyses, metrics
-from postforget_lmeval.results import PairResult
+from postforget_lmeval.analyses import annotate as analyses
+from postforget_lmeval import metrics
+from postforget_lmeval.pairing.results import PairResult
 
 
 def _result(samples: pd.DataFrame) -> PairResult:

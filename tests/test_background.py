@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from postforget_lmeval import background
+from postforget_lmeval.analyses import background
 
 pytestmark = pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(), reason="fork")
 

@@ -7,8 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from postforget_lmeval import bootstrap, metrics
-from postforget_lmeval.macro import macro_means
+from postforget_lmeval.analyses import bootstrap
+from postforget_lmeval import metrics
+from postforget_lmeval.analyses.macro import macro_means
 
 _UNPAIRED = 4  # an item's code under a seed it was not paired under: sorts after 0..3, as in bootstrap
 

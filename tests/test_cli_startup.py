@@ -13,7 +13,8 @@ from lmeval_runs import ours, write_run  # noqa: E402
 
 PROBE = """
 import json, sys
-from postforget_lmeval import cli, reading
+from postforget_lmeval.cli import main as cli
+from postforget_lmeval.pairing import reading
 
 loaded = {}
 start = reading.start

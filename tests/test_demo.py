@@ -11,8 +11,8 @@ from collections import Counter
 
 import pytest
 
-from postforget_lmeval import demo_data
-from postforget_lmeval.prompts import LETTERS
+from postforget_lmeval.demo import facts as demo_data
+from postforget_lmeval.tasks.prompts import LETTERS
 
 
 def _digest(rows: list[dict]) -> str:
@@ -45,7 +45,7 @@ def test_same_rows_for_a_seed_in_any_process() -> None:
     rows = demo_data.fact_rows("pretrain", seed=3)
     assert rows == demo_data.fact_rows("pretrain", seed=3)
     assert rows != demo_data.fact_rows("pretrain", seed=4)
-    code = ("import json, sys; from postforget_lmeval import demo_data; "
+    code = ("import json, sys; from postforget_lmeval.demo import facts as demo_data; "
             "json.dump(demo_data.fact_rows('pretrain', seed=3), sys.stdout)")
     for hash_seed in ("1", "2"):
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
@@ -130,7 +130,7 @@ def test_tokenizer_round_trips_and_loads_offline(tmp_path) -> None:
     pytest.importorskip("torch")
     from transformers import AutoTokenizer
 
-    from postforget_lmeval import demo
+    from postforget_lmeval.demo import run as demo
 
     rows = demo_data.fact_rows("pretrain", n_facts=20) + demo_data.fact_rows("posttrain", n_facts=20)
     tok = demo.build_tokenizer(demo_data.corpus(rows))
@@ -149,7 +149,7 @@ def test_tokenizer_round_trips_and_loads_offline(tmp_path) -> None:
 
 def test_out_dir_that_is_not_a_demo_is_refused(tmp_path) -> None:
     pytest.importorskip("torch")
-    from postforget_lmeval import demo
+    from postforget_lmeval.demo import run as demo
 
     (tmp_path / "precious.txt").write_text("keep me")
     assert demo.main(["--out", str(tmp_path), "--quick"]) == 1
@@ -160,7 +160,7 @@ def test_out_dir_that_is_not_a_demo_is_refused(tmp_path) -> None:
 def test_quick_demo_measures_real_forgetting(tmp_path) -> None:
     """The whole demo (training, lm-eval's Python API, pair() and the reports), about 2 minutes on 2 CPU cores."""
     pytest.importorskip("torch")
-    from postforget_lmeval import demo
+    from postforget_lmeval.demo import run as demo
 
     out = tmp_path / "demo"
     assert demo.main(["--quick", "--out", str(out)]) == 0

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from postforget_lmeval import extraction
-from postforget_lmeval.extraction import Extraction, extract_answer
-from postforget_lmeval.prompts import LETTERS, AnswerFormat
+from postforget_lmeval.scoring import extraction
+from postforget_lmeval.scoring.extraction import Extraction, extract_answer
+from postforget_lmeval.tasks.prompts import LETTERS, AnswerFormat
 
 CORPUS_PATH = Path(__file__).parent / "data" / "generations.jsonl"
 CORPUS = [json.loads(line) for line in CORPUS_PATH.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -15,11 +15,11 @@ import pandas as pd
 import pytest
 
 from postforget_lmeval import pair
-from postforget_lmeval.failure_modes import (
+from postforget_lmeval.analyses.failure_modes import (
     answered, behaviour, item_modes, mode_counts, modes_of, read_replies, replies_to_read,
 )
-from postforget_lmeval.keyed_rows import item_rows
-from postforget_lmeval.refusal import CUES, PHRASES, edge_sentences, is_refusal
+from postforget_lmeval.pairing.keyed_rows import item_rows
+from postforget_lmeval.scoring.refusal import CUES, PHRASES, edge_sentences, is_refusal
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
 from lmeval_runs import LONG_RESPONSE, pf_record, sample_line, write_run  # noqa: E402
@@ -262,7 +262,7 @@ def test_every_phrase_holds_a_cue() -> None:
 def test_read_back_yields_to_a_longer_step_beside_it(monkeypatch, beside: float, nice: Any) -> None:
     """The read-back runs at a lower priority only when the step beside it (the bootstrap) is expected to take
     longer: the caller waits for both, so the longer one should have a core."""
-    from postforget_lmeval import background, failure_modes
+    from postforget_lmeval.analyses import background, failure_modes
 
     asked = []
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postforget_lmeval.keyed_rows import item_rows, positions
+from postforget_lmeval.pairing.keyed_rows import item_rows, positions
 
 TABLE = pd.DataFrame({"subtask": ["b", "a", "a"], "seed": ["0", "0", "1"], "x": [1.0, 2.0, 3.0]})
 

@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from postforget_lmeval import pair
-from postforget_lmeval.outputs import write_outputs
-from postforget_lmeval.results import PairingError
+from postforget_lmeval.report.files import write_outputs
+from postforget_lmeval.pairing.results import PairingError
 from postforget_lmeval.sources import detect
 from postforget_lmeval.sources.base import ReadRequest
 from postforget_lmeval.sources.lighteval import SOURCE
@@ -260,7 +260,7 @@ def test_lighteval_and_lmeval_runs_with_the_same_answers_give_identical_subtasks
 
 
 def test_show_lists_a_forgotten_lighteval_item_with_both_responses(tmp_path, capsys):
-    from postforget_lmeval.cli import main
+    from postforget_lmeval.cli.main import main
 
     out = tmp_path / "out"
     runs = [str(FIXTURES / "v0_10" / side) for side in ("before", "after")]

@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from postforget_lmeval import multipair, report
-from postforget_lmeval.cli import main
-from postforget_lmeval.results import PairingError
+from postforget_lmeval.report import many as multipair, paper_table as report
+from postforget_lmeval.cli.main import main
+from postforget_lmeval.pairing.results import PairingError
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
 from lmeval_runs import ours, write_run  # noqa: E402

@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from postforget_lmeval import pairing
+from postforget_lmeval.pairing import pair as pairing
 from postforget_lmeval.sources import lmeval as lmeval_source
-from postforget_lmeval.cli import _Bar, main, main_tool
-from postforget_lmeval.pairing import PairingError, pair
+from postforget_lmeval.cli.main import _Bar, main, main_tool
+from postforget_lmeval.pairing.pair import PairingError, pair
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
 from lmeval_runs import doc_for, ordinary, ours, pf_record, sample_line, write_run  # noqa: E402
@@ -538,7 +538,7 @@ def _pf_docs(responses: list[str], logged: list[int], subtask: str = "mmlu_x") -
 
 @pytest.mark.parametrize("parallel", [False, True])
 def test_rescoring_reextracts_from_the_logged_response_and_keeps_the_logged_score(tmp_path, monkeypatch, parallel):
-    from postforget_lmeval.rescoring import scorer_name
+    from postforget_lmeval.scoring.rescoring import scorer_name
 
     if parallel:
         monkeypatch.setattr(lmeval_source, "PARALLEL_MIN_BYTES", 0)

@@ -9,10 +9,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from postforget_lmeval import paper, report
-from postforget_lmeval.outputs import write_outputs
-from postforget_lmeval.pairing import pair
-from postforget_lmeval.results import PairingError
+from postforget_lmeval.report import paper, paper_table as report
+from postforget_lmeval.report.files import write_outputs
+from postforget_lmeval.pairing.pair import pair
+from postforget_lmeval.pairing.results import PairingError
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
 from lmeval_runs import ours, write_run  # noqa: E402

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from postforget_lmeval.cli import main
-from postforget_lmeval.pairing import pair
-from postforget_lmeval.results import PairingError
+from postforget_lmeval.cli.main import main
+from postforget_lmeval.pairing.pair import pair
+from postforget_lmeval.pairing.results import PairingError
 
 LOGS = Path(__file__).resolve().parents[2] / "shared" / "reference" / "lmeval_logs"
 pytestmark = pytest.mark.skipif(not LOGS.is_dir(), reason="the reference logs are not beside the checkout")

@@ -20,10 +20,11 @@ import scripted_lm
 from lm_eval.tasks import TaskManager
 from taskfixtures import REFERENCE, write_overrides
 
-from postforget_lmeval import bbh_cot, exemplars, task_dir
-from postforget_lmeval.catalog import by_subtask, suite
-from postforget_lmeval.extraction import EXTRACTOR_NAME, EXTRACTOR_VERSION
-from postforget_lmeval.hooks import process_docs
+from postforget_lmeval.tasks import bbh_cot, exemplars
+from postforget_lmeval import task_dir
+from postforget_lmeval.tasks.catalog import by_subtask, suite
+from postforget_lmeval.scoring.extraction import EXTRACTOR_NAME, EXTRACTOR_VERSION
+from postforget_lmeval.tasks.hooks import process_docs
 
 FORMAT_LINE = 'On the very last line, write exactly "Answer: $LETTER"'
 

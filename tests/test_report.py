@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from postforget_lmeval import report
-from postforget_lmeval.cli import main
-from postforget_lmeval.outputs import write_outputs
-from postforget_lmeval.pairing import pair
+from postforget_lmeval.report import paper_table as report
+from postforget_lmeval.cli.main import main
+from postforget_lmeval.report.files import write_outputs
+from postforget_lmeval.pairing.pair import pair
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
 from lmeval_runs import ours, write_run  # noqa: E402

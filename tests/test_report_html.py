@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from postforget_lmeval import report_html
-from postforget_lmeval.outputs import write_outputs
-from postforget_lmeval.pairing import pair
+from postforget_lmeval.report import html as report_html
+from postforget_lmeval.report.files import write_outputs
+from postforget_lmeval.pairing.pair import pair
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
 from lmeval_runs import doc_for, ours, write_run  # noqa: E402

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from postforget_lmeval.extraction import EXTRACTOR_VERSION, extract_answer
-from postforget_lmeval.hooks import process_results_chat
-from postforget_lmeval.lighteval_match import MATCHER_NAME, MATCHER_VERSION
-from postforget_lmeval.rescoring import POLICIES, Rescored, rescore, scorer_name
+from postforget_lmeval.scoring.extraction import EXTRACTOR_VERSION, extract_answer
+from postforget_lmeval.tasks.hooks import process_results_chat
+from postforget_lmeval.scoring.lighteval_rules import MATCHER_NAME, MATCHER_VERSION
+from postforget_lmeval.scoring.rescoring import POLICIES, Rescored, rescore, scorer_name
 
 CAPITALS = ["Paris", "London", "Berlin", "Madrid"]
 CORPUS = [

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from postforget_lmeval import cli, runtime
+from postforget_lmeval.cli import main as cli, runtime
 
 # mallinfo2().hblks counts the blocks malloc serves by mmap. By default a 1 MiB block is one (threshold 128 KiB;
 # freeing it raises glibc's dynamic threshold to 1 MiB), and so is a 24 MiB block, unless runtime has set the
 # threshold to 32 MiB
 PROBE = """
 import ctypes, gc, json, sys
-from postforget_lmeval import runtime
+from postforget_lmeval.cli import runtime
 
 class MallInfo2(ctypes.Structure):
     _fields_ = [(name, ctypes.c_size_t) for name in
@@ -67,7 +67,7 @@ def test_the_console_script_applies_the_settings_before_the_command(monkeypatch)
 
 BLAS_PROBE = """
 import json, os, sys
-from postforget_lmeval import runtime
+from postforget_lmeval.cli import runtime
 
 set_now = runtime.for_one_run()["blas_one_thread"]
 import numpy  # OpenBLAS starts its threads here, from what was set above

@@ -14,10 +14,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from postforget_lmeval.cli import main as main_pair
-from postforget_lmeval.rescoring import rescore
-from postforget_lmeval.results import PairingError, PairResult
-from postforget_lmeval.sensitivity import compare, markdown, parse_policies, summarise
+from postforget_lmeval.cli.main import main as main_pair
+from postforget_lmeval.scoring.rescoring import rescore
+from postforget_lmeval.pairing.results import PairingError, PairResult
+from postforget_lmeval.report.sensitivity import compare, markdown, parse_policies, summarise
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fixtures.pairing.lmeval_runs import sample_line, write_run  # noqa: E402

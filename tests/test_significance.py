@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from postforget_lmeval import bootstrap, metrics
-from postforget_lmeval.macro import macro_means
-from postforget_lmeval.significance import bh_qvalues, mcnemar_p, significance_table
+from postforget_lmeval.analyses import bootstrap
+from postforget_lmeval import metrics
+from postforget_lmeval.analyses.macro import macro_means
+from postforget_lmeval.analyses.significance import bh_qvalues, mcnemar_p, significance_table
 
 
 @pytest.mark.parametrize(
@@ -164,7 +165,7 @@ def test_bootstrap_interval_covers_the_true_value_at_about_the_nominal_rate(monk
 def test_macro_first_means_are_pandas_groupby_means(trial: int) -> None:
     """macro's means per (by, category, seed), grouped on one fused key, equal pandas' groupby on the columns to
     the last bit, index included (missing keys, categorical and integer keys, NaN values)."""
-    from postforget_lmeval.macro import _means_by
+    from postforget_lmeval.analyses.macro import _means_by
 
     rng = np.random.default_rng(trial)
     n = int(rng.integers(1, 300))
@@ -182,7 +183,7 @@ def test_macro_first_means_are_pandas_groupby_means(trial: int) -> None:
 def test_draws_started_on_the_joined_items_give_the_intervals_of_samples() -> None:
     """Pairing starts the draws on the joined items (text columns as objects, more columns) before building
     samples.parquet's frame (categorical columns): the same intervals."""
-    from postforget_lmeval import analyses
+    from postforget_lmeval.analyses import annotate as analyses
 
     rng = np.random.default_rng(5)
     joined = pd.concat(

@@ -15,8 +15,8 @@ from lm_eval.tasks import TaskManager
 from taskfixtures import FIXTURES, fixture_subtasks, write_overrides
 
 from postforget_lmeval import task_dir
-from postforget_lmeval.catalog import BENCHMARKS, CATEGORIES, SUBTASKS, by_subtask, suite
-from postforget_lmeval.taskgen import render, stale_files
+from postforget_lmeval.tasks.catalog import BENCHMARKS, CATEGORIES, SUBTASKS, by_subtask, suite
+from postforget_lmeval.tasks.generate import render, stale_files
 
 INSTRUCTION = 'On the very last line, write exactly "Answer: $LETTER"'
 
@@ -48,7 +48,7 @@ CORRECT_TEXT = {
 
 
 def test_generated_yamls_are_current() -> None:
-    assert stale_files(Path(task_dir())) == [], "run `python -m postforget_lmeval.taskgen`"
+    assert stale_files(Path(task_dir())) == [], "run `python -m postforget_lmeval.tasks.generate`"
 
 
 def test_generator_detects_a_hand_edit(tmp_path: Path) -> None:
@@ -188,7 +188,7 @@ def test_malformed_bbh_row_is_dropped_and_reported(evaluated: dict[str, list[dic
     assert len(evaluated["postforget_bbh_ruin_names"]) == len(rows) - 1
     from datasets import Dataset
 
-    from postforget_lmeval.hooks import process_docs
+    from postforget_lmeval.tasks.hooks import process_docs
 
     with caplog.at_level("WARNING", logger="postforget_lmeval"):
         kept = process_docs(by_subtask("bbh_ruin_names"), Dataset.from_list(rows))
@@ -197,8 +197,8 @@ def test_malformed_bbh_row_is_dropped_and_reported(evaluated: dict[str, list[dic
 
 
 def test_own_exemplars_are_scorable_and_reasoned() -> None:
-    from postforget_lmeval import exemplars
-    from postforget_lmeval.normalise import unscorable
+    from postforget_lmeval.tasks import exemplars
+    from postforget_lmeval.tasks.rows import unscorable
 
     for entry in suite():
         if entry.fewshot_split:  # MMLU: exemplars come from the dev split

@@ -110,7 +110,7 @@ def rows_of(path: str, texts: bool = False, full: bool = False) -> list[dict[str
 
 
 def read_run(req: ReadRequest) -> RunRead:
-    from postforget_lmeval.rescoring import rescore
+    from postforget_lmeval.scoring.rescoring import rescore
 
     run, path = req.run, str(req.run.samples_path)
     subtask, category = subtask_of(run.task)

@@ -20,7 +20,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from postforget_lmeval import catalog
+from postforget_lmeval.tasks import catalog
 
 TASK_RE = re.compile(r"^(?P<bench>.+?)_reasoning(?:_custom)?(?:_prompt)?_letter:(?P<subset>.+)$")
 BENCHMARKS = {

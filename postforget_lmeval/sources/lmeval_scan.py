@@ -357,7 +357,7 @@ class Scanner:
         self.rescore = request.rescore if request.run.self_scored else None
         self.out = Chunk()
         if self.rescore:
-            from postforget_lmeval import rescoring  # only rescoring workers pay for the extractor's import
+            from postforget_lmeval.scoring import rescoring  # only rescoring workers pay for the extractor's import
 
             self._rescoring = rescoring
 

@@ -1,0 +1,102 @@
+"""``postforget-pair show``: the items of one sub-benchmark that made a given transition.
+
+Only samples.parquet is read in bulk; each listed item's question and responses are read back by
+its input source (``load_item`` with the file and locator kept in samples.parquet), one item at a time.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from postforget_lmeval import sources
+from postforget_lmeval.pairing.results import TRANSITIONS, PairingError
+from postforget_lmeval.pairing.run_plan import listing
+from postforget_lmeval.sources.base import LoadedItem
+from postforget_lmeval.sources.lmeval_scan import option_letter
+
+RESPONSE_TAIL = 600  # characters of a response shown by `show --responses` (the answer is at its end)
+
+
+def _question(item: LoadedItem) -> str:
+    """The question followed by its options, lettered as the postforget tasks letter them."""
+    if not item.options:
+        return item.question
+    return item.question + "\n" + "\n".join(f"{option_letter(i)}) {o}" for i, o in enumerate(item.options))
+
+
+def _response(item: LoadedItem, replicate: int) -> str:
+    """The end of one replicate's response (where the answer is)."""
+    if not item.responses:
+        return ""
+    text = item.responses[replicate] if replicate < len(item.responses) else item.responses[0]
+    return ("…" + text[-RESPONSE_TAIL:]) if len(text) > RESPONSE_TAIL else text
+
+
+def _load(source: str, path: str, locator: int, doc_id: int) -> LoadedItem:
+    try:
+        item = sources.by_name(source).load_item(path, int(locator))
+    except (OSError, ValueError, IndexError, KeyError) as e:
+        raise PairingError(
+            f"cannot read the logged item at {locator} of {path} ({e}): "
+            "the file moved or changed since pairing; re-run postforget-pair"
+        ) from e
+    if item.doc_id is not None and item.doc_id != doc_id:
+        raise PairingError(f"{path} changed since pairing ({locator} is not doc_id {doc_id}); re-run postforget-pair")
+    return item
+
+
+def show_items(
+    out_dir: str | os.PathLike[str],
+    subtask: str,
+    transition: str = "1->0",
+    seed: str | None = None,
+    limit: int | None = 20,
+    responses: bool = False,
+) -> list[dict[str, Any]]:
+    """The items of one sub-benchmark that made ``transition``, with question, gold and both answers."""
+    path = Path(out_dir) / "samples.parquet"
+    if not path.is_file():
+        raise PairingError(f"{path} not found: run `postforget-pair BEFORE AFTER -o {out_dir}` first")
+    if transition not in TRANSITIONS.values():
+        raise PairingError(f"--transition must be one of {', '.join(TRANSITIONS.values())}, not {transition!r}")
+    df = pd.read_parquet(path, filters=[("subtask", "==", subtask)])
+    if df.empty:
+        names = pd.read_parquet(path, columns=["subtask"])["subtask"].astype(str).unique().tolist()
+        close = difflib.get_close_matches(subtask, names, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else f"; sub-benchmarks: {listing(sorted(names), 20)}"
+        raise PairingError(f"no sub-benchmark {subtask!r} in {path}{hint}")
+    df = df[df["transition"].astype(str) == transition]
+    if seed is not None:
+        seeds = df["seed"].astype(str)
+        if not (seeds == str(seed)).any():
+            raise PairingError(
+                f"no seed {seed} for {subtask} with transition {transition}; seeds: {', '.join(sorted(seeds.unique()))}"
+            )
+        df = df[seeds == str(seed)]
+    df = df.sort_values(["seed", "doc_id"]).head(limit) if limit else df.sort_values(["seed", "doc_id"])
+    items = []
+    for r in df.itertuples(index=False):
+        before = _load(str(r.source_before), str(r.file_before), r.locator_before, r.doc_id)
+        item = {
+            "subtask": subtask,
+            "doc_id": int(r.doc_id),
+            "seed": str(r.seed),
+            "transition": transition,
+            "question": _question(before),
+            "gold": r.gold,
+            "answer_before": r.answer_before,
+            "answer_after": r.answer_after,
+            "status_before": r.status_before,
+            "status_after": r.status_after,
+        }
+        if responses:
+            after = _load(str(r.source_after), str(r.file_after), r.locator_after, r.doc_id)
+            item["response_before"] = _response(before, int(r.replicate))
+            item["response_after"] = _response(after, int(r.replicate))
+        items.append(item)
+    return items

@@ -1,0 +1,111 @@
+"""summary.json: the inputs, the runs used, how seeds were matched, who scored the figures, and every
+count of paired, unpaired or dropped items, so that nothing left out of the figures goes unsaid."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from postforget_lmeval.pairing import keys
+from postforget_lmeval.pairing.run_plan import SIDES, Collected
+
+
+def summary(
+    roots: dict[str, Any],
+    formats: dict[str, str],
+    options: dict[str, Any],
+    got: Collected,
+    seed_report: dict[str, Any],
+    joined: pd.DataFrame,
+    subtasks: pd.DataFrame,
+    only: dict[str, list[str]],
+    duplicates: dict[str, dict[str, int]],
+    scored_by: str,
+    table_names: list[str],
+    timing: dict[str, float],
+) -> dict[str, Any]:
+    """The summary dict written as summary.json."""
+    per_subtask = _per_subtask(joined, duplicates)
+    n_bytes = sum(r["bytes"] for side in SIDES for r in got.runs[side])
+    problem_counts: dict[str, int] = defaultdict(int)
+    for side in SIDES:
+        for p in got.problems[side]:
+            problem_counts[p.get("kind", "file")] += int(p.get("count", 1))
+    read_s = timing["read_seconds"]
+    return {
+        "inputs": {side: str(Path(roots[side]).resolve()) for side in SIDES},
+        "formats": formats,
+        "options": options,
+        "scored_by": scored_by,
+        "runs": got.runs,
+        "superseded_runs": got.superseded,
+        "problems": got.problems,
+        "dropped_tasks": got.dropped,
+        "seed_matching": seed_report,
+        "only_before": only["before"],
+        "only_after": only["after"],
+        "subtasks": per_subtask,
+        "tables": table_names,
+        "totals": {
+            "subtasks_paired": int(subtasks["subtask"].nunique()),
+            "seeds": sorted(subtasks["seed"].unique().tolist()),
+            "items_paired": int(subtasks["n"].sum()),
+            "unpaired_before": sum(s["unpaired_before"] for s in per_subtask.values()),
+            "unpaired_after": sum(s["unpaired_after"] for s in per_subtask.values()),
+            "duplicates": sum(sum(d.values()) for d in duplicates.values()),
+            "superseded_runs": sum(len(v) for v in got.superseded.values()),
+            "dropped_tasks": len(got.dropped),
+            "malformed_lines": problem_counts["malformed"],
+            "truncated_files": problem_counts["truncated"],
+            "non_binary_samples": problem_counts["non_binary"],
+            "samples_without_metric": problem_counts["no_metric"],
+            "incomplete_files": problem_counts["incomplete"],
+            "unusable_files": problem_counts["unusable"],
+            "not_rescored_samples": problem_counts["not_rescored"],
+            "files_skipped": problem_counts["file"],
+        },
+        "notes": got.notes,
+        "warnings": got.warnings,
+        "timing": {
+            "bytes_read": n_bytes,
+            **{k: round(v, 3) for k, v in timing.items()},
+            "read_mb_per_s": round(n_bytes / 1e6 / read_s, 1) if read_s else None,
+        },
+    }
+
+
+def _per_subtask(joined: pd.DataFrame, duplicates: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
+    """Per sub-benchmark (sorted): its category, tasks and counts, from the item table's runs of equal values
+    (see keys.starts): a few hundred runs, counted in plain Python."""
+    columns = ["subtask", "_merge", "task_before", "task_after", "category"]
+    first = np.flatnonzero(keys.starts(joined["subtask"].to_numpy(), *(joined[c].array for c in columns[1:])))
+    runs = joined[columns].iloc[first]
+    counts: dict[str, dict[str, int]] = {}
+    tasks: dict[str, dict[str, set[str]]] = {side: defaultdict(set) for side in SIDES}
+    category: dict[str, str] = {}
+    for subtask, merge, before, after, name, n in zip(
+        *(runs[c].tolist() for c in columns), np.diff(np.r_[first, len(joined)]).tolist()
+    ):
+        counts.setdefault(subtask, dict.fromkeys(("both", "left_only", "right_only"), 0))[merge] += n
+        for side, task in zip(SIDES, (before, after)):
+            if isinstance(task, str):
+                tasks[side][subtask].add(task)
+        if not pd.isna(name):
+            category.setdefault(subtask, name)
+    return {
+        subtask: {
+            "category": category[subtask],
+            "tasks_before": sorted(tasks["before"][subtask]),
+            "tasks_after": sorted(tasks["after"][subtask]),
+            "paired": n["both"],
+            "unpaired_before": n["left_only"],
+            "unpaired_after": n["right_only"],
+            "duplicates_before": duplicates["before"].get(subtask, 0),
+            "duplicates_after": duplicates["after"].get(subtask, 0),
+        }
+        for subtask, n in sorted(counts.items())
+    }

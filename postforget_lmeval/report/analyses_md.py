@@ -1,0 +1,119 @@
+"""The report.md section of the analyses beyond the paper (rendering only; the figures come from ``annotate``)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from postforget_lmeval.pairing.results import PairResult
+
+_TOP = 15  # rows listed in the per-sub-benchmark tables
+
+
+def _pct(x: object) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * float(x):.1f}%"
+
+
+def _num(x: object, fmt: str = ".0f") -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else format(float(x), fmt)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return out + ["| " + " | ".join(r) + " |" for r in rows]
+
+
+def _macro(result: PairResult) -> pd.DataFrame:
+    cats = result.categories
+    return cats[cats["average"] == "macro"] if "average" in cats else cats
+
+
+def _significance(result: PairResult) -> list[str]:
+    sig = result.tables.get("significance")
+    if sig is None or sig.empty:
+        return []
+    hits = sig[sig["significant"]].sort_values("q_bh")
+    lines = [
+        "### Is it more than noise?",
+        "",
+        f"Exact McNemar test per sub-benchmark and seed on the discordant items (n_10 vs n_01), Benjamini–Hochberg "
+        f"over all {len(sig)} rows of this pair: **{len(hits)} significant at q < 0.05** "
+        f"({(hits['direction'] == 'forgetting').sum()} net forgetting, "
+        f"{(hits['direction'] == 'backward_transfer').sum()} net backward transfer).",
+        "",
+    ]
+    if len(hits):
+        rows = [[r.subtask, str(r.seed), str(r.n_10), str(r.n_01), f"{r.p_mcnemar:.2g}", f"{r.q_bh:.2g}", r.direction]
+                for r in hits.head(_TOP).itertuples()]
+        lines += _table(["sub-benchmark", "seed", "n_10", "n_01", "p", "q", "direction"], rows)
+        if len(hits) > _TOP:
+            lines.append(f"\n({len(hits) - _TOP} more in significance.csv)")
+        lines.append("")
+    macro = _macro(result)
+    if "F_true_lo" in macro:
+        lines += ["95% bootstrap intervals (items resampled within sub-benchmarks; macro average as above):", ""]
+        rows = [[r["category"], f"{_pct(r['F_true_mean'])} [{_pct(r['F_true_lo'])}, {_pct(r['F_true_hi'])}]",
+                 f"{_pct(r['BT_true_mean'])} [{_pct(r['BT_true_lo'])}, {_pct(r['BT_true_hi'])}]"]
+                for _, r in macro.iterrows()]
+        lines += _table(["category", "F_true [95% CI]", "BT_true [95% CI]"], rows) + [""]
+    return lines
+
+
+def _failure_modes(result: PairResult) -> list[str]:
+    table = result.tables.get("failure_modes")
+    if table is None or table.empty:
+        return []
+    modes = ("wrong", "invalid", "no_answer", "cut", "refusal", "unknown")
+    f = {m: int(table[f"n_10_{m}"].sum()) for m in modes}
+    b = {m: int(table[f"n_01_{m}"].sum()) for m in modes}
+    lines = [
+        "### Why were items forgotten?",
+        "",
+        "Failure mode of the wrong side (after for 1→0, before for 0→1), all sub-benchmarks and seeds: "
+        "`wrong` is a wrong option (knowledge), `invalid`, `no_answer`, `cut` (token limit / unfinished "
+        "thinking) and `refusal` are format.",
+        "",
+    ]
+    lines += _table(["transition", *modes], [["1→0", *(str(f[m]) for m in modes)],
+                                            ["0→1", *(str(b[m]) for m in modes)]])
+    lines += ["", "Share of forgetting that is format (macro), answer-format adherence and median reply length:", ""]
+    rows = [[r["category"], _pct(r.get("F_format_share_mean")), _pct(r.get("BT_format_share_mean")),
+             f"{_pct(r.get('answered_before_mean'))} → {_pct(r.get('answered_after_mean'))}",
+             f"{_num(r.get('median_chars_before_mean'))} → {_num(r.get('median_chars_after_mean'))}"]
+            for _, r in _macro(result).iterrows()]
+    return lines + _table(["category", "1→0 format", "0→1 format", "answered", "median chars"], rows) + [""]
+
+
+def _drift(result: PairResult) -> list[str]:
+    lines = ["### Was it coming? Drift before the flip", ""]
+    items = result.tables.get("drift_items")
+    if items is None or items.empty:
+        return lines + ["No item logs option log-likelihoods on both sides (generative tasks): the drift of the "
+                        "gold option's probability cannot be measured from these samples.", ""]
+    kept = items[items["transition"] == "1->1"]
+    risk = int((kept["dp_gold"] < -result.summary.get("analyses", {}).get("drift", {}).get("at_risk_drop", 0.2)).sum())
+    labels = items["label"].value_counts()
+    lines += [
+        f"{len(items)} log-likelihood multiple-choice items. Retained (1→1): {len(kept)}, "
+        f"of which **{risk} at risk** "
+        f"({_pct(risk / len(kept) if len(kept) else float('nan'))}: gold probability fell by more than 0.2; median "
+        f"change {_num(kept['dp_gold'].median(), '+.3f')}).",
+        f"Forgotten (1→0): {int(labels.get('drift', 0))} drift (most lost mass to one other option), "
+        f"{int(labels.get('mass_loss', 0))} mass loss (spread over the others), {int(labels.get('overtaken', 0))} "
+        f"overtaken, {int(labels.get('two_options', 0))} with two options.",
+        "",
+    ]
+    sub = result.subtasks.dropna(subset=["at_risk_share"]).sort_values("at_risk_share", ascending=False).head(_TOP)
+    rows = [[r["subtask"], str(r["seed"]), _pct(r["at_risk_share"]), _num(r["dp_gold_median_11"], "+.3f"),
+             _pct(r["drift_share"])] for _, r in sub.iterrows()]
+    header = ["sub-benchmark", "seed", "at risk (1→1)", "median Δp_gold (1→1)", "drift share (1→0)"]
+    return lines + _table(header, rows) + [""]
+
+
+def analyses_markdown(result: PairResult) -> str:
+    """The "Analyses beyond the paper" section of report.md; empty when ``annotate`` has not run."""
+    if "significance" not in result.tables:
+        return ""
+    lines = ["## Analyses beyond the paper", "", *_failure_modes(result), *_significance(result), *_drift(result)]
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,186 @@
+"""Many pairs at once: several named pairs, or a chain of runs, and one table with a column per pair.
+
+The paper's tables put one model pair per column and ``F_true ± std (F_max)`` per category in the
+cells (Appendix E). :func:`run_pairs` pairs each (before, after) with :func:`pairing.pair`, writes
+each pair's own outputs in its own directory, then the wide table across pairs as ``pairs.csv``,
+``pairs.md``, ``pairs.html`` and ``pairs.png``, and the same numbers long-form in
+``pairs_long.csv``; a pair the paper measured gets the paper's column beside it. :func:`chain` turns runs ``A B C ...`` (e.g. base → SFT → RL) into the pairs
+each step against the one before it and against the first.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from postforget_lmeval.report import paper, plots, paper_table as report, html as report_html
+from postforget_lmeval.report.files import atomic_write, write_outputs
+from postforget_lmeval.pairing.pair import pair
+from postforget_lmeval.pairing.results import PairingError, PairResult
+
+
+@dataclass(frozen=True)
+class PairSpec:
+    """One column of the table: a label, the two run directories, where its outputs go, its own options."""
+
+    label: str
+    before: str
+    after: str
+    slug: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def directory(self) -> str:
+        return self.slug or re.sub(r"[^\w.-]+", "_", self.label).strip("_") or "pair"
+
+
+def parse_pair(text: str) -> PairSpec:
+    """``NAME=BEFORE,AFTER`` (the CLI's ``--pair``) -> a :class:`PairSpec`."""
+    name, sep, dirs = text.partition("=")
+    parts = dirs.split(",") if sep else []
+    if not name.strip() or len(parts) != 2 or not all(p.strip() for p in parts):
+        raise PairingError(f"--pair {text!r}: write it as NAME=BEFORE_DIR,AFTER_DIR (e.g. sft=runs/base,runs/sft)")
+    return PairSpec(name.strip(), parts[0].strip(), parts[1].strip())
+
+
+def chain(dirs: Sequence[str | os.PathLike[str]]) -> list[PairSpec]:
+    """Runs ``d0 d1 d2 ...`` -> ``d0→d1, d1→d2, d0→d2, d2→d3, d0→d3, ...``: each step, and each stage against the first."""
+    if len(dirs) < 2:
+        raise PairingError(f"a chain needs at least two run directories, got {len(dirs)}")
+    names = [Path(d).name or str(d) for d in dirs]
+    if len(set(names)) < len(names):  # same basename twice: number them so labels stay distinct
+        names = [f"{i}:{n}" for i, n in enumerate(names)]
+    specs = []
+    for i in range(1, len(dirs)):
+        specs.append(PairSpec(f"{names[i - 1]}→{names[i]}", str(dirs[i - 1]), str(dirs[i]), f"step{i}_{_slug(names[i])}"))
+        if i > 1:
+            specs.append(PairSpec(f"{names[0]}→{names[i]}", str(dirs[0]), str(dirs[i]), f"from_first_{_slug(names[i])}"))
+    return specs
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^\w.-]+", "_", text).strip("_")
+
+
+def _metric_rows(label: str, result: PairResult) -> pd.DataFrame:
+    """Long-form macro figures of one pair: one row per category and metric, OVERALL last."""
+    cats = result.categories[result.categories["average"] == "macro"]
+    rows = []
+    for r in cats.itertuples(index=False):
+        for metric, ceiling, acc in (("F_true", "F_max", "acc_before"), ("BT_true", "BT_max", "acc_after")):
+            rows.append({
+                "pair": label, "category": r.category, "metric": metric,
+                "mean": getattr(r, f"{metric}_mean"), "std": getattr(r, f"{metric}_std"),
+                "ceiling": getattr(r, f"{ceiling}_mean"),
+                "acc_before": r.acc_before_mean, "acc_after": r.acc_after_mean,
+                "n_subtasks": int(r.n_subtasks), "n_seeds": int(r.n_seeds),
+            })
+    return pd.DataFrame(rows)
+
+
+def _paper_rows(label: str, categories: set[str]) -> pd.DataFrame:
+    """The paper's figures for one of its pairs (fractions), for the categories a run has: column ``paper: LABEL``."""
+    fig = paper.figures()
+    fig = fig[(fig["pair"] == label) & fig["category"].isin(categories)]
+    return pd.DataFrame({
+        "pair": f"paper: {label}", "category": fig["category"], "metric": fig["metric"],
+        "mean": (fig["mean_pct"] / 100).fillna(fig["value_full"]), "std": fig["std_pct"] / 100,
+        "ceiling": fig["ceiling_pct"] / 100,
+    })
+
+
+def long_table(results: dict[str, PairResult]) -> pd.DataFrame:
+    """Every pair's macro figures (fractions), one row per (pair, category, metric); a pair the paper
+    measured is followed by the paper's own column."""
+    parts, shown = [], set()
+    for label, result in results.items():
+        parts.append(_metric_rows(label, result))
+        reference = paper.paper_pair(result)
+        if reference and reference not in shown:
+            shown.add(reference)
+            parts.append(_paper_rows(reference, set(parts[-1]["category"])))
+    return pd.concat(parts, ignore_index=True)
+
+
+def wide_table(long: pd.DataFrame) -> pd.DataFrame:
+    """The paper's layout: rows (metric, category), one column per pair, cells ``F_true ± std (F_max)`` in %."""
+    cells = long.assign(cell=[report.cell(m, s, c) for m, s, c in zip(long["mean"], long["std"], long["ceiling"])])
+    pairs = list(dict.fromkeys(long["pair"]))
+    order = report.category_order(long["category"])
+    wide = cells.pivot_table(index=["metric", "category"], columns="pair", values="cell", aggfunc="first", sort=False)
+    wide = wide.reindex(
+        pd.MultiIndex.from_product([["F_true", "BT_true"], order], names=["metric", "category"])
+    ).reindex(columns=pairs)
+    wide = wide.fillna("–").reset_index()
+    wide["category"] = wide["category"].map(report.category_label)
+    return wide
+
+
+def table_markdown(wide: pd.DataFrame) -> str:
+    """pairs.md: forgetting then backward transfer, one column per pair."""
+    parts = ["# Forgetting and backward transfer across pairs", "", report.LEGEND, ""]
+    for metric, title in report.METRIC_TITLES.items():
+        block = wide[wide["metric"] == metric].drop(columns="metric")
+        parts += [f"## {title}", "", report.markdown_table(list(block.columns), block.astype(str).values.tolist()), ""]
+    return "\n".join(parts)
+
+
+def run_pairs(
+    specs: Sequence[PairSpec],
+    out_dir: str | os.PathLike[str],
+    *,
+    plot: bool = True,
+    on_pair: Callable[[PairSpec, PairResult], None] | None = None,
+    **pair_options: Any,
+) -> tuple[dict[str, PairResult], list[Path]]:
+    """Pair every spec (its own options over ``pair_options``), write its outputs to ``out_dir/<slug>``,
+    then the table across pairs. Stops at the first pair that fails, naming it."""
+    if not specs:
+        raise PairingError("no pairs given: name at least one with --pair NAME=BEFORE,AFTER")
+    labels = [s.label for s in specs]
+    dirs = [s.directory for s in specs]
+    for what, values in (("label", labels), ("output directory", dirs)):
+        dup = sorted({v for v in values if values.count(v) > 1})
+        if dup:
+            raise PairingError(f"two pairs share the {what} {', '.join(dup)}: give each pair its own name")
+    out = Path(out_dir)
+    results: dict[str, PairResult] = {}
+    written: list[Path] = []
+    for spec in specs:
+        try:
+            result = pair(spec.before, spec.after, **{**pair_options, **spec.options})
+        except PairingError as e:
+            raise PairingError(f"pair {spec.label!r} ({spec.before} → {spec.after}): {e}") from e
+        result.summary["pair_label"] = spec.label
+        written += write_outputs(result, out / spec.directory, plot=plot)
+        results[spec.label] = result
+        if on_pair:
+            on_pair(spec, result)
+    written += write_table(results, out, plot=plot, directories=dict(zip(labels, dirs)))
+    return results, written
+
+
+def write_table(
+    results: dict[str, PairResult], out: Path, *, plot: bool = True, directories: dict[str, str] | None = None
+) -> list[Path]:
+    """pairs_long.csv, pairs.csv, pairs.md, pairs.html (and pairs.png) in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    long = long_table(results)
+    wide = wide_table(long)
+    written = [
+        atomic_write(out / "pairs_long.csv", lambda p: long.to_csv(p, index=False)),
+        atomic_write(out / "pairs.csv", lambda p: wide.to_csv(p, index=False)),
+        atomic_write(out / "pairs.md", lambda p: p.write_text(table_markdown(wide), encoding="utf-8")),
+    ]
+    image = plots.many_pairs_png(long) if plot else None
+    html = report_html.pairs_html(wide, long, image, directories or {})
+    written.append(atomic_write(out / "pairs.html", lambda p: p.write_text(html, encoding="utf-8")))
+    if image is not None:
+        written.append(atomic_write(out / "pairs.png", lambda p: p.write_bytes(image)))
+    return written

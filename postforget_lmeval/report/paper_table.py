@@ -1,0 +1,245 @@
+"""Renderers of a pairing: the paper-shaped table (terminal, Markdown, CSV) and report.md.
+
+The paper's tables (Appendix E) print ``F_true ± std (F_max)`` for forgetting and
+``BT_true ± std (BT_max)`` for backward transfer, macro-averaged: the number in parentheses is the
+ceiling, not accuracy. Accuracy before and after get their own columns here. Writing the files is
+:mod:`postforget_lmeval.report.files`, which takes every report file from
+:func:`postforget_lmeval.report.html.renderers`; the figures are :mod:`postforget_lmeval.report.plots`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pandas as pd
+from rich.console import Console
+
+from postforget_lmeval.report import paper
+from postforget_lmeval.analyses.annotate import terminal_columns
+from postforget_lmeval.report.analyses_md import analyses_markdown
+from postforget_lmeval.pairing.results import PairResult
+
+if TYPE_CHECKING:  # rich.table is imported where a terminal table is drawn, not for writing files
+    from rich.table import Table
+
+LEGEND = (
+    "Figures in %. F_true / BT_true: chance-adjusted forgetting / backward transfer (Harmon et al., ICLR 2026, §2), "
+    "macro-averaged as in the paper's tables; ± sample standard deviation across seeds (left out for one seed); "
+    "in parentheses the ceiling F_max / BT_max (the most that could be forgotten / gained), as the paper prints it."
+)
+METRIC_TITLES = {"F_true": "Forgetting F_true ± std (F_max)", "BT_true": "Backward transfer BT_true ± std (BT_max)"}
+PAPER_COLUMNS = ("Category", METRIC_TITLES["F_true"], METRIC_TITLES["BT_true"], "acc before", "acc after",
+                 "sub-benchmarks", "seeds")
+EXTRA_TABLE_ROWS = 40  # rows of an analyses table shown in report.md / report.html (the CSV has all)
+
+
+def _missing(x: float | None) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def cell(mean: float | None, std: float | None, ceiling: float | None) -> str:
+    """``12.3 ± 0.4 (56.7)`` from fractions: the paper's cell; std and ceiling left out when undefined."""
+    if _missing(mean):
+        return "–"
+    spread = "" if _missing(std) else f" ± {100 * std:.1f}"
+    top = "" if _missing(ceiling) else f" ({100 * ceiling:.1f})"
+    return f"{100 * mean:.1f}{spread}{top}"
+
+
+def pct(x: float | None) -> str:
+    return "–" if _missing(x) else f"{100 * x:.1f}"
+
+
+def category_label(category: str) -> str:
+    return "Overall" if category == "OVERALL" else str(category)
+
+
+def category_order(categories: Iterable[str]) -> list[str]:
+    """Categories sorted by name, OVERALL last (the order of categories.csv)."""
+    names = sorted({str(c) for c in categories} - {"OVERALL"})
+    return [*names, "OVERALL"] if "OVERALL" in set(map(str, categories)) else names
+
+
+def paper_table(result: PairResult, average: str = "macro") -> pd.DataFrame:
+    """One row per category and Overall: the two paper cells, accuracy before/after, sizes (paper_table.csv)."""
+    cats = result.categories[result.categories["average"] == average]
+    return pd.DataFrame({
+        PAPER_COLUMNS[0]: [category_label(c) for c in cats["category"]],
+        PAPER_COLUMNS[1]: [cell(*v) for v in zip(cats["F_true_mean"], cats["F_true_std"], cats["F_max_mean"])],
+        PAPER_COLUMNS[2]: [cell(*v) for v in zip(cats["BT_true_mean"], cats["BT_true_std"], cats["BT_max_mean"])],
+        PAPER_COLUMNS[3]: [pct(v) for v in cats["acc_before_mean"]],
+        PAPER_COLUMNS[4]: [pct(v) for v in cats["acc_after_mean"]],
+        PAPER_COLUMNS[5]: cats["n_subtasks"].astype(int).to_numpy(),
+        PAPER_COLUMNS[6]: cats["n_seeds"].astype(int).to_numpy(),
+    })
+
+
+def frame_rich(frame: pd.DataFrame, title: str) -> Table:
+    """A table of text cells for the terminal; lines around each Overall row."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    text = frame.astype(str)
+    for name in text.columns:
+        table.add_column(str(name), justify="left" if name in ("Category", "category", "metric") else "right")
+    rows = text.values.tolist()
+    for i, row in enumerate(rows):
+        table.add_row(*row, end_section=i + 1 < len(rows) and ("Overall" in row or "Overall" in rows[i + 1]))
+    return table
+
+
+PIPED_WIDTH = 160  # characters per line when stdout is a file or a pipe
+
+
+def stdout_console() -> Console:
+    """stdout for the tables; piped output gets a wide page so they are not squeezed to 80 columns."""
+    out = Console(soft_wrap=True, emoji=False)
+    return out if out.is_terminal else Console(soft_wrap=True, width=PIPED_WIDTH, emoji=False)
+
+
+def rich_table(result: PairResult, average: str = "macro") -> Table:
+    """The paper's table for the terminal."""
+    label = "macro average, as the paper" if average == "macro" else "micro (item-weighted) average"
+    short = dict(zip(PAPER_COLUMNS, ("Category", "F_true ± std (F_max)", "BT_true ± std (BT_max)", "acc before",
+                                      "acc after", "sub-benchmarks", "seeds")))
+    frame = paper_table(result, average).rename(columns=short)
+    if "significant" in result.subtasks.columns:  # the analyses ran: format share and significant rows
+        extra = terminal_columns(result).reindex(result.categories.loc[
+            result.categories["average"] == average, "category"].to_numpy())
+        frame["F lost to format"] = [pct(v) for v in extra["format"]]
+        frame["signif. rows"] = extra["significant"].fillna("–").to_numpy()
+    return frame_rich(frame, f"Chance-adjusted forgetting and backward transfer, % ({label}); (…) = ceiling")
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def frame_markdown(frame: pd.DataFrame) -> str:
+    return markdown_table(list(map(str, frame.columns)), frame.to_numpy(dtype=object).tolist())
+
+
+def per_subtask(result: PairResult) -> pd.DataFrame:
+    """Mean over seeds per sub-benchmark: items, k, seeds, the four transition counts, rates in %."""
+    cols = ["acc_before", "acc_after", "F", "BT", "F_true", "BT_true", "F_max", "BT_max", "F_rel"]
+    counts = ["n_11", "n_10", "n_01", "n_00"]
+    groups = result.subtasks.groupby(["category", "subtask"], sort=True, observed=True)
+    means = groups[[*counts, *cols]].mean()  # one pass over all the averaged columns
+    return pd.DataFrame({
+        "category": means.index.get_level_values("category"),
+        "sub-benchmark": means.index.get_level_values("subtask"),
+        "items": groups["n"].max().to_numpy(),
+        "k": ["–" if _missing(k) else f"{k:.2f}" for k in groups["k"].first()],
+        "seeds": groups["seed"].nunique().to_numpy(),
+        **{name: [f"{v:.1f}".removesuffix(".0") for v in means[c]]
+           for c, name in zip(counts, ("1→1", "1→0", "0→1", "0→0"))},
+        **{c: [pct(v) for v in means[c]] for c in cols},
+    })
+
+
+def comparison_markdown(result: PairResult, label: str) -> str:
+    """The paper's row beside ours, with the difference, and the protocol differences that apply."""
+    table = paper.comparison(result, label)
+    rows = [
+        [r.metric, category_label(r.category), cell_pct(r.ours, r.ours_std, r.ours_ceiling),
+         cell_pct(r.paper, r.paper_std, r.paper_ceiling), num(r.paper_full), signed(r.difference)]
+        for r in table.itertuples(index=False)
+    ]
+    header = ["metric", "category", "this run", f"paper: {label}", "paper, full precision", "difference (pp)"]
+    return "\n".join([
+        markdown_table(header, rows), "",
+        "Protocol differences that apply:", "", *(f"- {d}" for d in paper.differences(result, label)),
+    ])
+
+
+def cell_pct(mean: float, std: float, ceiling: float) -> str:
+    """:func:`cell` for figures already in %."""
+    return cell(*(None if _missing(v) else v / 100 for v in (mean, std, ceiling)))
+
+
+def num(x: float) -> str:
+    return "–" if _missing(x) else f"{x:.2f}"
+
+
+def signed(x: float) -> str:
+    return "–" if _missing(x) else f"{x:+.1f}"
+
+
+def extra_tables(result: PairResult) -> list[tuple[str, pd.DataFrame, int]]:
+    """The analyses' named tables (``result.tables``), each cut to its first rows, with its full length."""
+    return [(name, t.head(EXTRA_TABLE_ROWS), len(t)) for name, t in result.tables.items() if not t.empty]
+
+
+@dataclass(frozen=True)
+class ReportTables:
+    """The tables report.md, report.html and paper_table.csv share, computed once per pairing."""
+
+    macro: pd.DataFrame  # paper_table(result, "macro")
+    micro: pd.DataFrame  # paper_table(result, "micro")
+    subtasks: pd.DataFrame  # per_subtask(result)
+    paper_label: str | None  # paper.paper_pair(result): the paper pair to compare with, if any
+
+
+def report_tables(result: PairResult) -> ReportTables:
+    return ReportTables(paper_table(result, "macro"), paper_table(result, "micro"), per_subtask(result),
+                        paper.paper_pair(result))
+
+
+def report_markdown(result: PairResult, tables: ReportTables | None = None) -> str:
+    """report.md: the paper's table (macro, then micro), the paper comparison, per-sub-benchmark figures,
+    the analyses (``analyses_report``) and the problems."""
+    t = report_tables(result) if tables is None else tables
+    s = result.summary
+    totals = s["totals"]
+    options = s.get("options") or {}
+    parts = [
+        "# Forgetting and backward transfer",
+        "",
+        f"- before: `{s['inputs']['before']}`",
+        f"- after: `{s['inputs']['after']}`",
+        f"- {totals['subtasks_paired']} sub-benchmarks, seeds {', '.join(map(str, totals['seeds']))}, "
+        f"{totals['items_paired']} item pairs "
+        f"({totals['unpaired_before']} before-only, {totals['unpaired_after']} after-only); "
+        f"chance k: {options.get('chance_k', 'item')}",
+        "",
+        LEGEND,
+        "",
+        "## Macro average (the paper's headline: mean over sub-benchmarks per category, over categories overall)",
+        "",
+        frame_markdown(t.macro),
+        "",
+        "## Micro average (item-weighted; an extra, not the paper's figure)",
+        "",
+        frame_markdown(t.micro),
+        "",
+    ]
+    if t.paper_label:
+        parts += [f"## Beside the paper: {t.paper_label}", "", comparison_markdown(result, t.paper_label), ""]
+    parts += ["## Per sub-benchmark (mean over seeds)", "", frame_markdown(t.subtasks)]
+    if not result.agreement.empty:
+        parts += [
+            "",
+            "## Stricter variant: transitions that agree under every seed",
+            "",
+            markdown_table(
+                ["sub-benchmark", "seeds", "items", "agreeing", "F_true", "BT_true"],
+                [
+                    [r.subtask, r.seeds, str(r.n), str(r.n_agree), pct(r.F_true), pct(r.BT_true)]
+                    for r in result.agreement.itertuples(index=False)
+                ],
+            ),
+        ]
+    analyses = analyses_markdown(result)
+    if analyses:
+        parts += ["", analyses.rstrip()]
+    parts += ["", "## Problems", ""]
+    parts += [f"- {w}" for w in result.warnings] or ["None."]
+    if result.notes:
+        parts += ["", "## Notes", "", *(f"- {n}" for n in result.notes)]
+    return "\n".join(parts) + "\n"
+

@@ -1,0 +1,152 @@
+"""The functions lm-eval calls for a postforget task (through ``task_configs/utils.py``).
+
+``process_docs`` turns each benchmark's published rows into one normalised item (``normalise.py``:
+question text, option texts, gold answer, sub-benchmark and category); the prompt renderers and
+``process_results`` only ever read those ``pf_*`` fields. Because the chat and base variants of a
+sub-benchmark share ``process_docs``, lm-eval logs the same ``doc`` and ``doc_hash`` for both; the
+instruction line and the exemplars are looked up at render time and never stored in the doc.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
+
+from postforget_lmeval.tasks import exemplars, prompts
+from postforget_lmeval.tasks.catalog import SUBTASKS, Subtask, by_subtask
+from postforget_lmeval.scoring.extraction import EXTRACTOR_NAME, EXTRACTOR_VERSION, extract_answer
+from postforget_lmeval.metrics import k_eff
+from postforget_lmeval.tasks.rows import Doc, normaliser, stable_shuffle, unscorable
+
+__all__ = ["stable_shuffle"]  # the demo's option orders use the tasks' shuffle
+
+log = logging.getLogger("postforget_lmeval")
+
+EXTRACTOR = f"{EXTRACTOR_NAME}/{EXTRACTOR_VERSION}"
+
+
+def process_docs(subtask: Subtask, dataset: Any) -> Any:
+    """Normalise a ``datasets.Dataset``; rows that cannot be scored are dropped deterministically and logged."""
+    normalise = normaliser(subtask)
+    items, dropped = [], defaultdict(list)
+    for i, doc in enumerate(dataset):
+        item = normalise(doc)
+        reason = unscorable(item, subtask.answer_format)
+        if reason:
+            dropped[reason].append(i)
+        items.append(None if reason else item)
+    if dropped:
+        total = sum(len(rows) for rows in dropped.values())
+        reasons = "; ".join(
+            f"{len(rows)} with {reason} (rows {rows[:20]}{' ...' if len(rows) > 20 else ''})"
+            for reason, rows in dropped.items()
+        )
+        log.warning("%s: dropped %d of %d row(s) that cannot be scored: %s",
+                    subtask.task, total, len(items), reasons)
+        dataset = dataset.select([i for i, item in enumerate(items) if item is not None])
+        items = [item for item in items if item is not None]
+    columns = {
+        "pf_question": [it[0] for it in items],
+        "pf_options": [it[1] for it in items],
+        "pf_gold": [it[2] for it in items],
+        "pf_format": [subtask.answer_format] * len(items),
+        "pf_subtask": [subtask.subtask] * len(items),
+        "pf_category": [subtask.category] * len(items),
+    }
+    for name, values in columns.items():
+        if name in dataset.column_names:
+            dataset = dataset.remove_columns(name)
+        dataset = dataset.add_column(name, values)
+    return dataset
+
+
+def _instruction(doc: Doc) -> str:
+    entry = by_subtask(doc["pf_subtask"])
+    return prompts.instruction(entry.benchmark, entry.name)
+
+
+def doc_to_text_chat(doc: Doc) -> str:
+    return prompts.render_chat(doc["pf_question"], doc["pf_options"], doc["pf_format"], _instruction(doc))
+
+
+def doc_to_text_base(doc: Doc) -> str:
+    return prompts.question_block(doc["pf_question"], doc["pf_options"], doc["pf_format"], cot=True)
+
+
+def doc_to_text_base_direct(doc: Doc) -> str:
+    return prompts.question_block(doc["pf_question"], doc["pf_options"], doc["pf_format"], cot=False)
+
+
+def doc_to_target(doc: Doc) -> str:
+    return doc["pf_gold"]
+
+
+def fewshot_target_cot(doc: Doc) -> str:
+    """An exemplar's reasoning and answer line (lm-eval's few-shot ``doc_to_target``)."""
+    return prompts.exemplar_target(doc["pf_reasoning"], doc["pf_gold"], cot=True)
+
+
+def _score(doc: Doc, response: str, variant: str) -> dict[str, Any]:
+    options: Sequence[str] = doc["pf_options"]
+    found = extract_answer(response, options, doc["pf_format"])
+    correct = int(found.status == "answered" and found.answer == doc["pf_gold"])
+    record = {
+        "subtask": doc["pf_subtask"],
+        "benchmark": doc["pf_subtask"].split("_", 1)[0],
+        "category": doc["pf_category"],
+        "variant": variant,
+        "k": chance_k(len(options), doc["pf_format"]),
+        "n_options": len(options),
+        "answer": found.answer,
+        "gold": doc["pf_gold"],
+        "status": found.status,
+        "correct": correct,
+        "extractor": EXTRACTOR,
+    }
+    return {"acc": correct, "answered": int(found.status == "answered"), "postforget": record}
+
+
+def chance_k(n_options: int, answer_format: str) -> float:
+    """Equally likely guesses: the option count, or every non-empty subset for multi-answer items."""
+    return float(2**n_options - 1) if answer_format == "letters" else float(n_options)
+
+
+def process_results_chat(doc: Doc, results: list[str]) -> dict[str, Any]:
+    return _score(doc, results[0], "chat")
+
+
+def process_results_base(doc: Doc, results: list[str]) -> dict[str, Any]:
+    return _score(doc, results[0], "base")
+
+
+def process_results_base_direct(doc: Doc, results: list[str]) -> dict[str, Any]:
+    """The prompt ended at ``Answer:``, so the generation starts with the answer itself."""
+    return _score(doc, "Answer:" + results[0], "base")
+
+
+def records_k_eff(records: list[dict[str, Any]]) -> float:
+    """Aggregate of the ``postforget`` metric: the task's k_eff = 1/mean(1/k_i) (docs/method.md)."""
+    return k_eff([r["k"] for r in records])
+
+
+def task_hooks() -> dict[str, Any]:
+    """Per-task names for the YAMLs' ``!function utils.<name>`` lines.
+
+    ``process_docs_<task>`` for every catalog entry; for each base task ``fewshot_<task>`` (its
+    exemplars, unless they come from a dataset split). ``description_<task>`` is resolved
+    separately, on demand, by :func:`description`.
+    """
+    hooks: dict[str, Any] = {f"process_docs_{s.task}": partial(process_docs, s) for s in SUBTASKS}
+    for s in SUBTASKS:
+        if s.in_suite and s.fewshot_split is None:
+            hooks[f"fewshot_{s.base_task}"] = partial(exemplars.fewshot_docs, s)
+    return hooks
+
+
+def description(base_task: str) -> str:
+    """The base task's lm-eval ``description`` (instruction line and a blank line, or "")."""
+    s = by_subtask(base_task.removeprefix("postforget_").removesuffix("_base"))
+    return prompts.base_header(prompts.instruction(s.benchmark, s.name))
