@@ -6,12 +6,13 @@ lm-eval runs written by the pairing fixtures and a small bench pair. Every table
 (CSV and JSON by value, samples.parquet by content); timings and paths aside, and the bootstrap interval
 bounds aside (their drawing changed: ``test_analyses`` checks their coverage).
 
-Run ``python tests/test_figures_unchanged.py`` only to add a new case: the goldens of the existing cases
+Run ``python -m tests.test_figures_unchanged CASE`` only to add a new case: the goldens of the existing cases
 must never be rewritten by the code they check.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import random
 import shutil
@@ -23,11 +24,12 @@ from typing import Any
 import pandas as pd
 import pytest
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-GOLDEN = HERE / "golden"
-LOGS = ROOT.parent / "shared" / "reference" / "lmeval_logs"
-LIGHTEVAL = HERE / "fixtures" / "lighteval"
+from tests.helpers import paths
+
+ROOT = paths.ROOT
+GOLDEN = paths.TESTS / "golden"
+LOGS = paths.REFERENCE / "lmeval_logs"
+LIGHTEVAL = paths.FIXTURES / "lighteval"
 
 # Columns whose values may change with the restructuring: the bootstrap's interval bounds (a new drawing).
 VOLATILE_COLUMNS = ("_lo", "_hi")
@@ -36,7 +38,7 @@ VOLATILE_SUMMARY = {"timing", "inputs", "output", "version", "created", "elapsed
 
 def _synthetic(root: Path) -> tuple[Path, Path]:
     """Postforget runs with 3 seeds a side, statuses, several k and categories (lm-eval 0.4.13's layout)."""
-    from tests.fixtures.pairing.lmeval_runs import pf_record, sample_line, write_run
+    from tests.helpers.lmeval_runs import pf_record, sample_line, write_run
 
     rng = random.Random(7)
     for side, p in (("before", 0.7), ("after", 0.55)):
@@ -71,12 +73,10 @@ def _synthetic(root: Path) -> tuple[Path, Path]:
 
 
 def _bench(root: Path) -> tuple[Path, Path]:
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        from bench_pairing import generate
-    finally:
-        sys.path.pop(0)
-    generate(root, 3, seed=0)
+    spec = importlib.util.spec_from_file_location("bench_pairing", ROOT / "scripts" / "bench_pairing.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    bench.generate(root, 3, seed=0)
     return root / "before", root / "after"
 
 
@@ -215,7 +215,6 @@ def test_outputs_equal_the_saved_ones(name, tmp_path):
 if __name__ == "__main__":
     import tempfile
 
-    sys.path.insert(0, str(ROOT))
     for case in sys.argv[1:] or sorted(CASES):
         with tempfile.TemporaryDirectory() as d:
             save(case, Path(d))

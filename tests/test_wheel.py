@@ -13,8 +13,9 @@ import pytest
 from postforget_lmeval import task_dir
 from postforget_lmeval.tasks.catalog import suite
 from postforget_lmeval.tasks.generate import render
+from tests.helpers import paths
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.ROOT
 LM_EVAL = Path(sys.executable).with_name("lm-eval")
 
 

@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 
 from postforget_lmeval.cli.main import main
+from tests.helpers import paths
 
 pytestmark = pytest.mark.slow
-TESTS = Path(__file__).parent
 
 ITEMS = [  # question, options, gold index
     ("What is 2+2?", ["3", "4", "5"], 1),
@@ -91,7 +91,7 @@ def run_lm_eval(tmp_path: Path, side: str) -> Path:
     cmd = [
         sys.executable,
         "-c",
-        "import scripted_lm; from lm_eval.__main__ import cli_evaluate; cli_evaluate()",
+        "import tests.helpers.scripted_lm; from lm_eval.__main__ import cli_evaluate; cli_evaluate()",
         "--model",
         "postforget-scripted",
         "--model_args",
@@ -106,7 +106,7 @@ def run_lm_eval(tmp_path: Path, side: str) -> Path:
     ]
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join([str(paths.ROOT), os.environ.get("PYTHONPATH", "")]),
         "HF_DATASETS_OFFLINE": "1",
         "HF_HUB_OFFLINE": "1",
     }

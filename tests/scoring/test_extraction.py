@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from postforget_lmeval.scoring import extraction
 from postforget_lmeval.scoring.extraction import Extraction, extract_answer
 from postforget_lmeval.tasks.prompts import LETTERS, AnswerFormat
+from tests.helpers import paths
 
-CORPUS_PATH = Path(__file__).parent / "data" / "generations.jsonl"
+CORPUS_PATH = paths.DATA / "generations.jsonl"
 CORPUS = [json.loads(line) for line in CORPUS_PATH.read_text(encoding="utf-8").splitlines() if line.strip()]
 FORMATS: tuple[AnswerFormat, ...] = ("letter", "number", "letters")
 PROPERTY_SETTINGS = settings(max_examples=250, deadline=None)

@@ -8,8 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
-from lmeval_runs import ours, write_run  # noqa: E402
+from tests.helpers.lmeval_runs import ours, write_run
 
 PROBE = """
 import json, sys

@@ -16,8 +16,7 @@ from postforget_lmeval.report import html as report_html
 from postforget_lmeval.report.files import write_outputs
 from postforget_lmeval.pairing.pair import pair
 
-sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
-from lmeval_runs import doc_for, ours, write_run  # noqa: E402
+from tests.helpers.lmeval_runs import doc_for, ours, write_run
 
 SECTIONS = ("summary", "paper-table", "plots", "accuracy", "transitions", "items", "paper-comparison", "analyses",
             "problems")

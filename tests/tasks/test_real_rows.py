@@ -16,15 +16,16 @@ import datasets
 import lm_eval
 import pandas as pd
 import pytest
-import scripted_lm
+from tests.helpers import scripted_lm
 from lm_eval.tasks import TaskManager
-from taskfixtures import REFERENCE, write_overrides
+from tests.helpers.taskfixtures import REFERENCE, write_overrides
 
 from postforget_lmeval.tasks import bbh_cot, exemplars
 from postforget_lmeval import task_dir
 from postforget_lmeval.tasks.catalog import by_subtask, suite
 from postforget_lmeval.scoring.extraction import EXTRACTOR_NAME, EXTRACTOR_VERSION
 from postforget_lmeval.tasks.hooks import process_docs
+from tests.helpers import paths
 
 FORMAT_LINE = 'On the very last line, write exactly "Answer: $LETTER"'
 
@@ -93,7 +94,7 @@ def real(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict]]:
     overrides = tmp_path_factory.mktemp("real")
     tasks = write_overrides(overrides, real_subtasks(), data=REFERENCE)
     out = lm_eval.simple_evaluate(
-        model=scripted_lm.ScriptedLM(fn="taskfixtures:respond"), tasks=tasks,
+        model=scripted_lm.ScriptedLM(fn="tests.helpers.taskfixtures:respond"), tasks=tasks,
         task_manager=TaskManager(include_path=str(overrides), include_defaults=False), log_samples=True,
     )
     return out["samples"]
@@ -171,7 +172,7 @@ def test_every_bbh_task_has_three_scorable_exemplars() -> None:
 
 def test_mmlu_base_is_three_dev_shots_without_reasoning(real: dict[str, list[dict]]) -> None:
     prompt = _prompt(real["postforget_mmlu_abstract_algebra_base"][0])
-    dev = (Path(__file__).parent / "fixtures" / "datasets" / "dev" / "mmlu_abstract_algebra.jsonl")
+    dev = paths.FIXTURES / "datasets" / "dev" / "mmlu_abstract_algebra.jsonl"
     first_dev = json.loads(dev.read_text().splitlines()[0])
     assert prompt.startswith(
         "The following are multiple choice questions (with answers) about abstract algebra.\n\n"

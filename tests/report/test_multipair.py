@@ -12,8 +12,7 @@ from postforget_lmeval.report import many as multipair, paper_table as report
 from postforget_lmeval.cli.main import main
 from postforget_lmeval.pairing.results import PairingError
 
-sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
-from lmeval_runs import ours, write_run  # noqa: E402
+from tests.helpers.lmeval_runs import ours, write_run
 
 # Four checkpoints of one model, two seeds each, two sub-benchmarks in two categories (10 items each).
 STAGES = {

@@ -23,9 +23,10 @@ from postforget_lmeval.sources import detect
 from postforget_lmeval.sources.base import ReadRequest
 from postforget_lmeval.sources.lighteval import SOURCE
 from postforget_lmeval.sources.lighteval_items import parse_query, subtask_of
-from tests.fixtures.pairing.lmeval_runs import pf_record, sample_line, write_run
+from tests.helpers.lmeval_runs import pf_record, sample_line, write_run
+from tests.helpers import paths
 
-FIXTURES = Path(__file__).parent / "fixtures" / "lighteval"
+FIXTURES = paths.FIXTURES / "lighteval"
 VERSIONS = ("v0_10", "v0_13")
 SEED_SOURCE = {
     "v0_10": "config_general.generation_parameters.seed",

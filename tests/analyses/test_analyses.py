@@ -15,6 +15,7 @@ import postforget_lmeval
 from postforget_lmeval.analyses import annotate as analyses
 from postforget_lmeval import metrics
 from postforget_lmeval.pairing.results import PairResult
+from tests.helpers import paths
 
 
 def _result(samples: pd.DataFrame) -> PairResult:
@@ -139,7 +140,7 @@ def test_markdown_says_drift_is_unavailable_for_generative_runs() -> None:
     assert result.summary["analyses"]["drift"]["items"] == 0
 
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "lmeval_logs" / "mayflower_mmlu_stem"
+REFERENCE = paths.REFERENCE / "lmeval_logs" / "mayflower_mmlu_stem"
 
 
 def _recount(side: str) -> dict[tuple[str, int], tuple[np.ndarray, int, int]]:

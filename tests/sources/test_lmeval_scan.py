@@ -14,8 +14,7 @@ import pytest
 from postforget_lmeval.sources.base import ReadRequest, TaskRun
 from postforget_lmeval.sources.lmeval import scan_range
 
-sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
-from lmeval_runs import pf_record, sample_line  # noqa: E402
+from tests.helpers.lmeval_runs import pf_record, sample_line
 
 
 def _sub(pattern: str, replacement: str) -> Callable[[str], str]:

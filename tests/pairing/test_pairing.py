@@ -18,8 +18,7 @@ from postforget_lmeval.sources import lmeval as lmeval_source
 from postforget_lmeval.cli.main import _Bar, main, main_tool
 from postforget_lmeval.pairing.pair import PairingError, pair
 
-sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
-from lmeval_runs import doc_for, ordinary, ours, pf_record, sample_line, write_run  # noqa: E402
+from tests.helpers.lmeval_runs import doc_for, ordinary, ours, pf_record, sample_line, write_run
 
 FIRST_COLUMNS = [
     "subtask",

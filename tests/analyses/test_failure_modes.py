@@ -21,8 +21,7 @@ from postforget_lmeval.analyses.failure_modes import (
 from postforget_lmeval.pairing.keyed_rows import item_rows
 from postforget_lmeval.scoring.refusal import CUES, PHRASES, edge_sentences, is_refusal
 
-sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
-from lmeval_runs import LONG_RESPONSE, pf_record, sample_line, write_run  # noqa: E402
+from tests.helpers.lmeval_runs import LONG_RESPONSE, pf_record, sample_line, write_run
 
 
 @pytest.mark.parametrize(

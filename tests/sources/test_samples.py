@@ -13,8 +13,7 @@ from postforget_lmeval.sources.base import ReadRequest, TaskRun
 from postforget_lmeval.sources.lmeval import scan_range
 from postforget_lmeval.sources.lmeval_layout import find_runs, run_seed
 
-sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
-from lmeval_runs import pf_record, sample_line, write_run  # noqa: E402
+from tests.helpers.lmeval_runs import pf_record, sample_line, write_run
 
 # Any text a model or dataset may produce, including the byte patterns the fast path searches for.
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60) | st.sampled_from(

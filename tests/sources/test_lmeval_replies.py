@@ -21,10 +21,11 @@ from postforget_lmeval.sources.base import UNREADABLE, ReadRequest
 from postforget_lmeval.sources.lighteval import SOURCE as LIGHTEVAL
 from postforget_lmeval.sources.lmeval import SOURCE
 from postforget_lmeval.sources.lmeval_replies import _reply
-from tests.fixtures.pairing.lmeval_runs import LONG_RESPONSE, ordinary, ours, pf_record, sample_line, write_old_run
+from tests.helpers.lmeval_runs import LONG_RESPONSE, ordinary, ours, pf_record, sample_line, write_old_run
+from tests.helpers import paths
 
-LOGS = Path(__file__).resolve().parents[2] / "shared" / "reference" / "lmeval_logs"
-LIGHTEVAL_FIXTURES = Path(__file__).parent / "fixtures" / "lighteval"
+LOGS = paths.REFERENCE / "lmeval_logs"
+LIGHTEVAL_FIXTURES = paths.FIXTURES / "lighteval"
 
 NASTY = [
     'He wrote "filter": "none" and then "filtered_resps": ["x"].',

@@ -16,8 +16,7 @@ from postforget_lmeval.cli.main import main
 from postforget_lmeval.report.files import write_outputs
 from postforget_lmeval.pairing.pair import pair
 
-sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
-from lmeval_runs import ours, write_run  # noqa: E402
+from tests.helpers.lmeval_runs import ours, write_run
 
 
 @pytest.mark.parametrize(

@@ -20,9 +20,9 @@ For anything a static script cannot say, model_args ``fn=module:function`` names
 ``fn(kind, context, arg, seed)``: kind is ``"generate"`` (arg = gen_kwargs; return the text) or
 ``"loglikelihood"`` (arg = continuation; return the log-likelihood as a float).
 
-Run it through the real CLI with ``python -c "import scripted_lm; from lm_eval.__main__ import
+Run it through the real CLI with ``python -c "import tests.helpers.scripted_lm; from lm_eval.__main__ import
 cli_evaluate; cli_evaluate()" --model postforget-scripted --model_args script=...,seed=1 ...``
-(tests/ on PYTHONPATH), or in-process after ``import scripted_lm``.
+(the repository root on PYTHONPATH), or in-process after ``from tests.helpers import scripted_lm``.
 """
 
 from __future__ import annotations

@@ -12,10 +12,11 @@ from typing import Any
 
 from postforget_lmeval import task_dir
 from postforget_lmeval.tasks.catalog import by_subtask
+from tests.helpers import paths
 
-FIXTURES = Path(__file__).parent / "fixtures" / "datasets"
+FIXTURES = paths.FIXTURES / "datasets"
 # Real rows of the 12 datasets, beside the checkout (never copied into the repo).
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "datasets"
+REFERENCE = paths.REFERENCE / "datasets"
 
 
 def fixture_subtasks() -> list[str]:

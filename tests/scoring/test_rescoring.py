@@ -13,11 +13,12 @@ from postforget_lmeval.scoring.extraction import EXTRACTOR_VERSION, extract_answ
 from postforget_lmeval.tasks.hooks import process_results_chat
 from postforget_lmeval.scoring.lighteval_rules import MATCHER_NAME, MATCHER_VERSION
 from postforget_lmeval.scoring.rescoring import POLICIES, Rescored, rescore, scorer_name
+from tests.helpers import paths
 
 CAPITALS = ["Paris", "London", "Berlin", "Madrid"]
 CORPUS = [
     json.loads(line)
-    for line in (Path(__file__).parent / "data" / "generations.jsonl").read_text(encoding="utf-8").splitlines()
+    for line in (paths.DATA / "generations.jsonl").read_text(encoding="utf-8").splitlines()
     if line.strip()
 ]
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from taskfixtures import write_overrides
-from tinymodel import build_tiny_model
+from tests.helpers.taskfixtures import write_overrides
+from tests.helpers.tinymodel import build_tiny_model
 
 pytestmark = pytest.mark.slow
 

@@ -19,8 +19,7 @@ from postforget_lmeval.scoring.rescoring import rescore
 from postforget_lmeval.pairing.results import PairingError, PairResult
 from postforget_lmeval.report.sensitivity import compare, markdown, parse_policies, summarise
 
-sys.path.insert(0, str(Path(__file__).parent))
-from fixtures.pairing.lmeval_runs import sample_line, write_run  # noqa: E402
+from tests.helpers.lmeval_runs import sample_line, write_run
 
 CAPITALS = ["Paris", "London", "Berlin", "Madrid"]  # gold C
 LETTERS4 = ["w", "x", "y", "z"]  # gold A

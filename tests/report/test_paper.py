@@ -14,10 +14,10 @@ from postforget_lmeval.report.files import write_outputs
 from postforget_lmeval.pairing.pair import pair
 from postforget_lmeval.pairing.results import PairingError
 
-sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
-from lmeval_runs import ours, write_run  # noqa: E402
+from tests.helpers.lmeval_runs import ours, write_run
+from tests.helpers import paths
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "paper"
+REFERENCE = paths.REFERENCE / "paper"
 
 
 def test_official_k_is_the_bbh_table_and_4_elsewhere() -> None:
@@ -154,7 +154,7 @@ def test_named_paper_pair_wins_over_model_names(tmp_path: Path) -> None:
 
 def test_lighteval_runs_are_recognised_from_config_general() -> None:
     """LightEval logs the model in ``config_general.model_name``: its runs are compared with the paper too."""
-    fixtures = Path(__file__).parent / "fixtures" / "lighteval" / "v0_10"
+    fixtures = paths.FIXTURES / "lighteval" / "v0_10"
     result = pair(fixtures / "before", fixtures / "after", analyses=False)
     assert paper.run_models(result, "after") == ["Qwen/Qwen2.5-7B-Instruct"]
     assert paper.paper_pair(result) == "Q2.5 Inst. (7B)"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import lm_eval
 import pytest
-import scripted_lm
+from tests.helpers import scripted_lm
 from lm_eval.tasks import TaskManager
-from taskfixtures import FIXTURES, fixture_subtasks, write_overrides
+from tests.helpers.taskfixtures import FIXTURES, fixture_subtasks, write_overrides
 
 from postforget_lmeval import task_dir
 from postforget_lmeval.tasks.catalog import BENCHMARKS, CATEGORIES, SUBTASKS, by_subtask, suite
@@ -94,7 +94,7 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict]]
     """Every fixture sub-benchmark, chat and base variant, in one scripted lm-eval run."""
     overrides = tmp_path_factory.mktemp("overrides")
     tasks = write_overrides(overrides, fixture_subtasks())
-    lm = scripted_lm.ScriptedLM(fn="taskfixtures:respond")
+    lm = scripted_lm.ScriptedLM(fn="tests.helpers.taskfixtures:respond")
     manager = TaskManager(include_path=str(overrides), include_defaults=False)
     out = lm_eval.simple_evaluate(model=lm, tasks=tasks, task_manager=manager, log_samples=True)
     return out["samples"]
@@ -172,7 +172,7 @@ def test_shuffles_are_stable_and_not_answer_first(evaluated: dict[str, list[dict
     again.mkdir()
     tasks = write_overrides(again, ["truthfulqa_mc1", "gpqa_diamond"])
     out = lm_eval.simple_evaluate(
-        model=scripted_lm.ScriptedLM(fn="taskfixtures:respond"), tasks=tasks,
+        model=scripted_lm.ScriptedLM(fn="tests.helpers.taskfixtures:respond"), tasks=tasks,
         task_manager=TaskManager(include_path=str(again), include_defaults=False), log_samples=True,
     )["samples"]
     for task in ("postforget_truthfulqa_mc1", "postforget_gpqa_diamond"):

@@ -6,6 +6,7 @@ figure checked here is recounted from the raw sample lines in the test itself.
 
 from __future__ import annotations
 
+from tests.helpers import paths
 import json
 import re
 import sys
@@ -18,11 +19,10 @@ from postforget_lmeval.cli.main import main
 from postforget_lmeval.pairing.pair import pair
 from postforget_lmeval.pairing.results import PairingError
 
-LOGS = Path(__file__).resolve().parents[2] / "shared" / "reference" / "lmeval_logs"
+LOGS = paths.REFERENCE / "lmeval_logs"
 pytestmark = pytest.mark.skipif(not LOGS.is_dir(), reason="the reference logs are not beside the checkout")
 
-sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "pairing"))
-from lmeval_runs import ours, write_old_run, write_run  # noqa: E402
+from tests.helpers.lmeval_runs import ours, write_old_run, write_run
 
 
 def recount(root: Path, metric: str = "acc", filter_: str | None = None) -> dict[tuple[str, int], int]:
