@@ -1,31 +1,39 @@
-"""postforget-lmeval: sample-wise forgetting and backward transfer for lm-evaluation-harness runs."""
+"""postforget-lmeval: sample-wise forgetting and backward transfer for lm-evaluation-harness runs.
+
+The public names are importable from here; the subpackages hold the rest (see docs/architecture.md).
+"""
 
 from __future__ import annotations
 
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from postforget_lmeval.errors import PairingError
 
 if TYPE_CHECKING:
-    from postforget_lmeval.pairing.pair import pair
+    from postforget_lmeval.api import pair
+    from postforget_lmeval.pairing.options import PairOptions
     from postforget_lmeval.pairing.results import PairResult
+    from postforget_lmeval.report.files import write_outputs
+    from postforget_lmeval.scoring.extraction import extract_answer
 
 __version__ = "0.1.0"
-__all__ = ["PairResult", "PairingError", "pair", "task_dir"]
+__all__ = ["PairOptions", "PairResult", "PairingError", "extract_answer", "pair", "task_dir", "write_outputs"]
+
+_LAZY = {
+    "pair": "postforget_lmeval.api",
+    "PairOptions": "postforget_lmeval.pairing.options",
+    "PairResult": "postforget_lmeval.pairing.results",
+    "write_outputs": "postforget_lmeval.report.files",
+    "extract_answer": "postforget_lmeval.scoring.extraction",
+}
 
 
 def __getattr__(name: str) -> Any:
-    """``pair`` and ``PairResult`` on first use: importing a submodule (the command line's reading
-    processes start from a bare one) must not import pandas."""
-    if name == "pair":
-        from postforget_lmeval.pairing.pair import pair
-
-        return pair
-    if name == "PairResult":
-        from postforget_lmeval.pairing.results import PairResult
-
-        return PairResult
+    """The public names on first use, so that ``import postforget_lmeval`` (lm-eval's task hooks do) stays light."""
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

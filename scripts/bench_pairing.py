@@ -184,7 +184,7 @@ def generate(root: Path, n_tasks: int, response_scale: int = 1, seed: int = 0) -
 def measure(before: str, after: str, out: str, jobs: str | None, extra: list[str]) -> None:
     """Run in a fresh process: the pairing CLI in-process, its phases, its own and its workers' peak RSS."""
     t = time.perf_counter()
-    from postforget_lmeval.cli.main import run
+    from postforget_lmeval.cli import main as run
 
     imports = time.perf_counter() - t
     argv = [before, after, "-o", out, "-q", "--no-plot"] + (["--jobs", jobs] if jobs else [])

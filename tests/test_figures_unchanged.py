@@ -108,7 +108,7 @@ CASES: dict[str, tuple[Callable[[Path], tuple[Path, Path]], list[str]]] = {
 
 def produce(name: str, tmp: Path) -> tuple[Path, list[Path]]:
     """Run ``postforget-pair`` on case ``name``; its output folder and the input roots."""
-    from postforget_lmeval.cli.main import main
+    from postforget_lmeval.cli import main
 
     inputs, extra = CASES[name]
     before, after = inputs(tmp / "in")

@@ -6,18 +6,20 @@ its input source (``load_item`` with the file and locator kept in samples.parque
 
 from __future__ import annotations
 
+import argparse
 import difflib
 import os
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
 from postforget_lmeval import sources
+from postforget_lmeval.cli.console import consoles, escape, failed
 from postforget_lmeval.pairing.results import TRANSITIONS, PairingError
 from postforget_lmeval.pairing.run_plan import listing
-from postforget_lmeval.sources.base import LoadedItem
-from postforget_lmeval.sources.lmeval_scan import option_letter
+from postforget_lmeval.sources import LoadedItem, option_letter
 
 RESPONSE_TAIL = 600  # characters of a response shown by `show --responses` (the answer is at its end)
 
@@ -100,3 +102,47 @@ def show_items(
             item["response_after"] = _response(after, int(r.replicate))
         items.append(item)
     return items
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="postforget-pair show",
+        description="List the items of a sub-benchmark that were forgotten (or gained), "
+        "with the question, gold answer and both models' answers.",
+    )
+    p.add_argument("out_dir", metavar="OUT_DIR", help="output directory of postforget-pair")
+    p.add_argument("--subtask", required=True, help="sub-benchmark, as in subtasks.csv")
+    p.add_argument(
+        "--transition",
+        default="1->0",
+        choices=("1->0", "0->1", "1->1", "0->0"),
+        help="1->0 forgotten (default), 0->1 gained",
+    )
+    p.add_argument("--seed", help="only this seed label (as in subtasks.csv)")
+    p.add_argument("--limit", type=int, default=20, help="at most this many items (default 20; 0 for all)")
+    p.add_argument("--responses", action="store_true", help="also print the end of both responses")
+    return p
+
+
+def command(argv: Sequence[str]) -> int:
+    args = parser().parse_args(argv)
+    out, err = consoles()
+    try:
+        items = show_items(args.out_dir, args.subtask, args.transition, args.seed, args.limit or None, args.responses)
+    except PairingError as e:
+        return failed(err, e)
+    what = {"1->0": "forgotten", "0->1": "gained", "1->1": "kept", "0->0": "never right"}[args.transition]
+    out.print(f"[bold]{len(items)} {what} item(s) of {escape(args.subtask)}[/]")
+    for it in items:
+        out.rule(f"doc_id {it['doc_id']}  seed {escape(it['seed'])}")
+        out.print(escape(it["question"]))
+        out.print(
+            f"[bold]gold:[/] {escape(str(it['gold']))}   [bold]before:[/] {escape(str(it['answer_before']))}"
+            + (f" ({escape(str(it['status_before']))})" if it["status_before"] else "")
+            + f"   [bold]after:[/] {escape(str(it['answer_after']))}"
+            + (f" ({escape(str(it['status_after']))})" if it["status_after"] else "")
+        )
+        for side in ("before", "after"):
+            if f"response_{side}" in it:
+                out.print(f"[dim]{side} response:[/] {escape(it[f'response_{side}'])}")
+    return 0

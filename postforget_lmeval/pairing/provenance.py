@@ -7,17 +7,16 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from postforget_lmeval.pairing import keys
+from postforget_lmeval.pairing.options import PairOptions
 from postforget_lmeval.pairing.run_plan import SIDES, Collected
 
 
 def summary(
     roots: dict[str, Any],
     formats: dict[str, str],
-    options: dict[str, Any],
+    options: PairOptions,
     got: Collected,
     seed_report: dict[str, Any],
     joined: pd.DataFrame,
@@ -25,10 +24,9 @@ def summary(
     only: dict[str, list[str]],
     duplicates: dict[str, dict[str, int]],
     scored_by: str,
-    table_names: list[str],
     timing: dict[str, float],
 ) -> dict[str, Any]:
-    """The summary dict written as summary.json."""
+    """The summary dict written as summary.json (``tables``, the extra tables, is filled in once they are made)."""
     per_subtask = _per_subtask(joined, duplicates)
     n_bytes = sum(r["bytes"] for side in SIDES for r in got.runs[side])
     problem_counts: dict[str, int] = defaultdict(int)
@@ -39,7 +37,7 @@ def summary(
     return {
         "inputs": {side: str(Path(roots[side]).resolve()) for side in SIDES},
         "formats": formats,
-        "options": options,
+        "options": options.summary(),
         "scored_by": scored_by,
         "runs": got.runs,
         "superseded_runs": got.superseded,
@@ -49,7 +47,7 @@ def summary(
         "only_before": only["before"],
         "only_after": only["after"],
         "subtasks": per_subtask,
-        "tables": table_names,
+        "tables": [],
         "totals": {
             "subtasks_paired": int(subtasks["subtask"].nunique()),
             "seeds": sorted(subtasks["seed"].unique().tolist()),
@@ -79,33 +77,21 @@ def summary(
 
 
 def _per_subtask(joined: pd.DataFrame, duplicates: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
-    """Per sub-benchmark (sorted): its category, tasks and counts, from the item table's runs of equal values
-    (see keys.starts): a few hundred runs, counted in plain Python."""
-    columns = ["subtask", "_merge", "task_before", "task_after", "category"]
-    first = np.flatnonzero(keys.starts(joined["subtask"].to_numpy(), *(joined[c].array for c in columns[1:])))
-    runs = joined[columns].iloc[first]
-    counts: dict[str, dict[str, int]] = {}
-    tasks: dict[str, dict[str, set[str]]] = {side: defaultdict(set) for side in SIDES}
-    category: dict[str, str] = {}
-    for subtask, merge, before, after, name, n in zip(
-        *(runs[c].tolist() for c in columns), np.diff(np.r_[first, len(joined)]).tolist()
-    ):
-        counts.setdefault(subtask, dict.fromkeys(("both", "left_only", "right_only"), 0))[merge] += n
-        for side, task in zip(SIDES, (before, after)):
-            if isinstance(task, str):
-                tasks[side][subtask].add(task)
-        if not pd.isna(name):
-            category.setdefault(subtask, name)
-    return {
-        subtask: {
+    """Per sub-benchmark (sorted): its category, tasks and counts of paired and unpaired items."""
+    counts = joined.groupby(["subtask", "_merge"], observed=False).size().unstack("_merge", fill_value=0)
+    category = joined.dropna(subset=["category"]).groupby("subtask", sort=False)["category"].first()
+    out = {}
+    for subtask in sorted(joined["subtask"].unique()):
+        rows = joined[joined["subtask"] == subtask]
+        n = counts.loc[subtask]
+        out[subtask] = {
             "category": category[subtask],
-            "tasks_before": sorted(tasks["before"][subtask]),
-            "tasks_after": sorted(tasks["after"][subtask]),
-            "paired": n["both"],
-            "unpaired_before": n["left_only"],
-            "unpaired_after": n["right_only"],
+            "tasks_before": sorted(rows["task_before"].dropna().astype(str).unique()),
+            "tasks_after": sorted(rows["task_after"].dropna().astype(str).unique()),
+            "paired": int(n["both"]),
+            "unpaired_before": int(n["left_only"]),
+            "unpaired_after": int(n["right_only"]),
             "duplicates_before": duplicates["before"].get(subtask, 0),
             "duplicates_after": duplicates["after"].get(subtask, 0),
         }
-        for subtask, n in sorted(counts.items())
-    }
+    return out

@@ -21,7 +21,8 @@ import pandas as pd
 
 from postforget_lmeval.report import paper, plots, paper_table as report, html as report_html
 from postforget_lmeval.report.files import atomic_write, write_outputs
-from postforget_lmeval.pairing.pair import pair
+from postforget_lmeval.api import pair
+from postforget_lmeval.pairing.options import PairOptions
 from postforget_lmeval.pairing.results import PairingError, PairResult
 
 
@@ -134,12 +135,13 @@ def table_markdown(wide: pd.DataFrame) -> str:
 def run_pairs(
     specs: Sequence[PairSpec],
     out_dir: str | os.PathLike[str],
+    options: PairOptions | None = None,
     *,
     plot: bool = True,
     on_pair: Callable[[PairSpec, PairResult], None] | None = None,
-    **pair_options: Any,
+    **overrides: Any,
 ) -> tuple[dict[str, PairResult], list[Path]]:
-    """Pair every spec (its own options over ``pair_options``), write its outputs to ``out_dir/<slug>``,
+    """Pair every spec (its own options over ``options`` and ``overrides``), write its outputs to ``out_dir/<slug>``,
     then the table across pairs. Stops at the first pair that fails, naming it."""
     if not specs:
         raise PairingError("no pairs given: name at least one with --pair NAME=BEFORE,AFTER")
@@ -154,7 +156,7 @@ def run_pairs(
     written: list[Path] = []
     for spec in specs:
         try:
-            result = pair(spec.before, spec.after, **{**pair_options, **spec.options})
+            result = pair(spec.before, spec.after, options, **{**overrides, **spec.options})
         except PairingError as e:
             raise PairingError(f"pair {spec.label!r} ({spec.before} → {spec.after}): {e}") from e
         result.summary["pair_label"] = spec.label

@@ -22,7 +22,8 @@ from typing import Any
 import pandas as pd
 
 from postforget_lmeval.report.files import write_outputs
-from postforget_lmeval.pairing.pair import pair
+from postforget_lmeval.api import pair
+from postforget_lmeval.pairing.options import PairOptions
 from postforget_lmeval.scoring.rescoring import POLICIES
 from postforget_lmeval.pairing.results import PairingError, PairResult
 
@@ -57,12 +58,13 @@ def parse_policies(value: str) -> list[str]:
 
 
 def compare(
-    before: str | os.PathLike[str], after: str | os.PathLike[str], policies: Sequence[str], **pair_kwargs: Any
+    before: str | os.PathLike[str], after: str | os.PathLike[str], policies: Sequence[str],
+    options: PairOptions | None = None, **overrides: Any,
 ) -> Sensitivity:
-    """Pair ``before``/``after`` as logged and under each policy (``pair_kwargs`` go to every pairing)."""
-    results = {LOGGED: pair(before, after, rescore=None, **pair_kwargs)}
+    """Pair ``before``/``after`` as logged and under each policy (``options``/``overrides`` go to every pairing)."""
+    results = {LOGGED: pair(before, after, options, **{**overrides, "rescore": None})}
     for policy in policies:
-        results[policy] = pair(before, after, rescore=policy, **pair_kwargs)
+        results[policy] = pair(before, after, options, **{**overrides, "rescore": policy})
     return summarise(results)
 
 

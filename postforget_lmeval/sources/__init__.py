@@ -10,10 +10,22 @@ from __future__ import annotations
 import importlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the CLI reads FORMATS before anything heavy is imported
-    from postforget_lmeval.sources.base import Source
+from postforget_lmeval.sources.base import (
+    UNREADABLE,
+    Discovery,
+    LoadedItem,
+    Problem,
+    Progress,
+    ReadRequest,
+    RunRead,
+    Source,
+    TaskRun,
+    item_rows,
+    item_table,
+    responses_one_by_one,
+)
+from postforget_lmeval.sources.lmeval_scan import AUTO_METRICS, doc_hash, option_letter
 
 FORMATS = ("lmeval", "lighteval")
 """Names accepted by ``--format``, each a module of this package."""

@@ -13,10 +13,11 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from postforget_lmeval.pairing import pair as pairing
+from postforget_lmeval import PairResult
 from postforget_lmeval.sources import lmeval as lmeval_source
-from postforget_lmeval.cli.main import _Bar, main, main_tool
-from postforget_lmeval.pairing.pair import PairingError, pair
+from postforget_lmeval.cli import main, main_tool
+from postforget_lmeval.cli.console import Bar as _Bar
+from postforget_lmeval import PairingError, pair
 
 from tests.helpers.lmeval_runs import doc_for, ordinary, ours, pf_record, sample_line, write_run
 
@@ -48,7 +49,7 @@ def dirs(tmp_path: Path) -> tuple[Path, Path]:
     return tmp_path / "before", tmp_path / "after"
 
 
-def one_row(result: pairing.PairResult, subtask: str | None = None) -> dict:
+def one_row(result: PairResult, subtask: str | None = None) -> dict:
     df = result.subtasks if subtask is None else result.subtasks[result.subtasks["subtask"] == subtask]
     assert len(df) == 1
     return df.iloc[0].to_dict()

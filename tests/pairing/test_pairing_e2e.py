@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from postforget_lmeval.cli.main import main
+from postforget_lmeval.cli import main
 from tests.helpers import paths
 
 pytestmark = pytest.mark.slow

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from postforget_lmeval.report import many as multipair, paper_table as report
-from postforget_lmeval.cli.main import main
+from postforget_lmeval.cli import main
 from postforget_lmeval.pairing.results import PairingError
 
 from tests.helpers.lmeval_runs import ours, write_run

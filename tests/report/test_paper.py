@@ -9,9 +9,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from postforget_lmeval.pairing import chance_k
 from postforget_lmeval.report import paper, paper_table as report
 from postforget_lmeval.report.files import write_outputs
-from postforget_lmeval.pairing.pair import pair
+from postforget_lmeval import pair
 from postforget_lmeval.pairing.results import PairingError
 
 from tests.helpers.lmeval_runs import ours, write_run
@@ -21,20 +22,20 @@ REFERENCE = paths.REFERENCE / "paper"
 
 
 def test_official_k_is_the_bbh_table_and_4_elsewhere() -> None:
-    assert paper.official_k("bbh_navigate") == 2
-    assert paper.official_k("bbh_object_counting") == 19
-    assert paper.official_k("bbh_reasoning_about_colored_objects") == 18
-    assert paper.official_k("piqa_main") == 4  # really 2 options: the official code's fillna(4)
-    assert paper.official_k("commonsenseqa_main") == 4
-    assert paper.official_k("mmlu_virology") == 4
-    assert paper.official_k("demo_facts") is None  # not a paper sub-benchmark: k stays per item
-    assert paper.official_k("arc_easy_plain") is None
-    assert len(paper.BBH_K) == 24
+    assert chance_k.official_k("bbh_navigate") == 2
+    assert chance_k.official_k("bbh_object_counting") == 19
+    assert chance_k.official_k("bbh_reasoning_about_colored_objects") == 18
+    assert chance_k.official_k("piqa_main") == 4  # really 2 options: the official code's fillna(4)
+    assert chance_k.official_k("commonsenseqa_main") == 4
+    assert chance_k.official_k("mmlu_virology") == 4
+    assert chance_k.official_k("demo_facts") is None  # not a paper sub-benchmark: k stays per item
+    assert chance_k.official_k("arc_easy_plain") is None
+    assert len(chance_k.BBH_K) == 24
 
 
 def test_apply_official_k_replaces_k_and_names_what_it_kept() -> None:
     items = pd.DataFrame({"subtask": ["piqa_main", "piqa_main", "bbh_ruin_names", "gsm8k"], "k": [2.0, 2.0, 4.0, 5.0]})
-    out, kept = paper.apply_official_k(items)
+    out, kept = chance_k.apply_official_k(items)
     assert out["k"].tolist() == [4.0, 4.0, 6.0, 5.0]
     assert kept == ["gsm8k"]
     assert items["k"].tolist() == [2.0, 2.0, 4.0, 5.0]  # input untouched

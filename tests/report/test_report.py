@@ -12,9 +12,9 @@ import pytest
 from rich.console import Console
 
 from postforget_lmeval.report import paper_table as report
-from postforget_lmeval.cli.main import main
+from postforget_lmeval.cli import main
 from postforget_lmeval.report.files import write_outputs
-from postforget_lmeval.pairing.pair import pair
+from postforget_lmeval import pair
 
 from tests.helpers.lmeval_runs import ours, write_run
 

@@ -14,7 +14,7 @@ import pytest
 
 from postforget_lmeval.report import html as report_html
 from postforget_lmeval.report.files import write_outputs
-from postforget_lmeval.pairing.pair import pair
+from postforget_lmeval import pair
 
 from tests.helpers.lmeval_runs import doc_for, ours, write_run
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from postforget_lmeval.cli.main import main as main_pair
+from postforget_lmeval.cli import main as main_pair
 from postforget_lmeval.scoring.rescoring import rescore
 from postforget_lmeval.pairing.results import PairingError, PairResult
 from postforget_lmeval.report.sensitivity import compare, markdown, parse_policies, summarise

@@ -261,7 +261,7 @@ def test_lighteval_and_lmeval_runs_with_the_same_answers_give_identical_subtasks
 
 
 def test_show_lists_a_forgotten_lighteval_item_with_both_responses(tmp_path, capsys):
-    from postforget_lmeval.cli.main import main
+    from postforget_lmeval.cli import main
 
     out = tmp_path / "out"
     runs = [str(FIXTURES / "v0_10" / side) for side in ("before", "after")]

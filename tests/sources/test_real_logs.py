@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from postforget_lmeval.cli.main import main
-from postforget_lmeval.pairing.pair import pair
+from postforget_lmeval.cli import main
+from postforget_lmeval import pair
 from postforget_lmeval.pairing.results import PairingError
 
 LOGS = paths.REFERENCE / "lmeval_logs"
