@@ -5,7 +5,7 @@ STAMP   := $(VENV)/.installed-stamp
 # CPU wheel of torch (any other torch spec pulls several GB of CUDA wheels).
 TORCH   ?= torch==2.13.0
 
-.PHONY: install chromium test test-demo test-fast demo bench tasks check-tasks wheel clean
+.PHONY: install chromium lint format test test-demo test-fast demo bench tasks check-tasks wheel clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -20,6 +20,15 @@ install: $(STAMP)
 chromium:
 	@command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || \
 	  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver; }
+
+## ruff: lint and format check (CI runs it); `make format` rewrites the files.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(STAMP)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
 
 ## The README's test command (CI runs it through .ci/run), the quick demo end to end included.
 test: $(STAMP)
