@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from postforget_lmeval.scoring.lighteval_rules import _patterns, extract_letter, score
-from postforget_lmeval.tasks.prompts import LETTERS
+from postforget_lmeval.scoring import LETTERS, extract_letter
+from postforget_lmeval.scoring._lighteval import _patterns, score
 
 CAPITALS = ["Paris", "London", "Berlin", "Madrid"]
 COUNTS = [str(n) for n in range(19)]  # the object_counting options of our task

@@ -31,12 +31,9 @@ no lowercase letters, no "invalid". A newline right after the letter fails the s
 is the last character. Correct iff the letter is any of the gold letters (so a SaladBench item
 with gold ``AC`` is correct for ``A`` alone).
 
-``number`` items (BBH object_counting): the paper's tasks give the 19 choices A-S for the counts
-1-19 and take the gold letter of the count, so count n is letter n-1; the instruct prompt shows
-no such list. Here the options are the number strings "0".."18" (19 of them, so letters A-S are
-allowed), the gold count n becomes letter ``LETTERS[n - 1]`` (a gold of 0 has no letter and can
-never be matched), and the extracted letter is reported as the count it stands for (``G`` ->
-``"7"``) so that answer and gold compare in the same terms.
+How a format's gold answer and an extracted letter compare is the format's ``lighteval`` rule
+(``formats/``): letters as written, except ``number`` items (BBH object_counting), whose count n is
+the paper's letter n-1.
 """
 
 from __future__ import annotations
@@ -45,7 +42,8 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from postforget_lmeval.tasks.prompts import LETTERS
+from postforget_lmeval.scoring._options import LETTERS
+from postforget_lmeval.scoring.formats import get_format
 
 MATCHER_NAME = "lighteval-0.10"
 MATCHER_VERSION = 1
@@ -90,9 +88,7 @@ def _after_start(k: int) -> re.Pattern[str]:
 _STARTS = ("final answer", "final answer", "answer", "answer", "", "\n", " ")
 
 
-def _last_match(
-    pattern: re.Pattern[str], response: str, low: str | None, start: str, k: int
-) -> re.Match[str] | None:
+def _last_match(pattern: re.Pattern[str], response: str, low: str | None, start: str, k: int) -> re.Match[str] | None:
     """The last (right-most) of pattern's non-overlapping matches, as finditer would find them."""
     last = None
     if start == "":
@@ -132,18 +128,10 @@ def extract_letter(response: str, k: int) -> str | None:
     return response[last] if last >= 0 else None
 
 
-def _gold_letters(gold: str, answer_format: str) -> str:
-    if answer_format == "number":
-        count = int(gold) if str(gold).strip().isdigit() else 0
-        return LETTERS[count - 1] if 1 <= count <= len(LETTERS) else ""
-    return str(gold)
-
-
 def score(response: str, options: Sequence[str], gold: str, answer_format: str) -> tuple[str | None, str, int]:
     """(answer, status, correct) for one response; status is ``answered`` or ``no_answer``."""
+    rule = get_format(answer_format).lighteval
     letter = extract_letter(response, len(options))
     if letter is None:
         return None, "no_answer", 0
-    correct = int(letter in _gold_letters(gold, answer_format))
-    answer = str(LETTERS.index(letter) + 1) if answer_format == "number" else letter
-    return answer, "answered", correct
+    return rule.answer(letter), "answered", int(letter in rule.gold_letters(gold))
