@@ -50,18 +50,13 @@ MATCHER_VERSION = 1
 """Bumped whenever a change here can change a score."""
 
 
-def _spaced(k: int, start: str = "(?:^| )") -> str:
-    allowed = LETTERS[:k]
-    return rf"{start}(?:\*\*)?(?P<letter>[{allowed}]|\([{allowed}]\))(?:\*\*)?(?:[.,: ]|$)"
-
-
 @lru_cache(maxsize=32)
 def _patterns(k: int) -> tuple[re.Pattern[str], ...]:
-    """The priority groups 0-250, highest priority first, for items with k options."""
+    """The priority groups 0-300, highest priority first, for items with k options."""
     allowed = LETTERS[:k]
     index = rf"(?P<letter>[{allowed}]|\([{allowed}]\))"
     suffix = r"(?:\*\*)?(?:[.,: ]|$)"
-    spaced = _spaced(k)
+    spaced = rf"(?:^| )(?:\*\*)?{index}{suffix}"
     groups = (
         rf"(?i:final answer is):?\s*{index}\.?\s?I hope",
         rf"(?i:final answer.{{0,100}}?)\s+is:?\s*{index}",
@@ -70,62 +65,21 @@ def _patterns(k: int) -> tuple[re.Pattern[str], ...]:
         rf"^(?:\*\*)?{index}{suffix}",
         rf"\n(?:\*\*)?{index}{suffix}",
         spaced,
-    )  # priority 300, "X anywhere", is read without a regex (see extract_letter)
+        index,
+    )
     return tuple(re.compile(pattern) for pattern in groups)
-
-
-@lru_cache(maxsize=32)
-def _after_start(k: int) -> re.Pattern[str]:
-    """Priority 250 past the start of the text, where only its space branch can match: a pattern that
-    begins with a literal, which the regex engine scans for much faster than for an alternation."""
-    return re.compile(_spaced(k, " "))
-
-
-# Where a match of each priority group can start: at an occurrence of this (lowercase) text, at the
-# start of the text only (200), at the start or a space (250), or anywhere (None: finditer, whose
-# scan for a pattern's leading literal is fast). Trying the pattern only there, left to right and
-# after the previous match's end, finds exactly finditer's matches without a regex scan of the text.
-_STARTS = ("final answer", "final answer", "answer", "answer", "", "\n", " ")
-
-
-def _last_match(pattern: re.Pattern[str], response: str, low: str | None, start: str, k: int) -> re.Match[str] | None:
-    """The last (right-most) of pattern's non-overlapping matches, as finditer would find them."""
-    last = None
-    if start == "":
-        return pattern.match(response)
-    if start == " ":
-        last = pattern.match(response)
-        for last in _after_start(k).finditer(response, last.end() if last else 0):
-            pass
-        return last
-    if start == "\n" or low is None:
-        for last in pattern.finditer(response):
-            pass
-        return last
-    at = low.find(start)
-    while at >= 0:
-        match = pattern.match(response, at)
-        if match:
-            last = match
-        at = low.find(start, max(match.end(), at + 1) if match else at + 1)
-    return last
 
 
 def extract_letter(response: str, k: int) -> str | None:
     """The letter LightEval 0.10 extracts from a response to an item with k options, or None."""
     if not isinstance(response, str) or k <= 0:
         return None
-    low = response.lower()
-    if len(low) != len(response):  # a few characters lengthen when lowercased: scan with the regexes
-        low = None
-    k = min(k, len(LETTERS))
-    for start, pattern in zip(_STARTS, _patterns(k), strict=True):
-        match = _last_match(pattern, response, low, start, k)
-        if match is not None:
-            return match.group("letter").strip("()")
-    # Priority 300, X or (X) anywhere: the right-most match holds the text's last allowed capital.
-    last = max(response.rfind(letter) for letter in LETTERS[:k])
-    return response[last] if last >= 0 else None
+    for pattern in _patterns(min(k, len(LETTERS))):
+        # finditer's matches do not overlap, so the last one found is the one that ends right-most
+        matches = list(pattern.finditer(response))
+        if matches:
+            return matches[-1].group("letter").strip("()")
+    return None
 
 
 def score(response: str, options: Sequence[str], gold: str, answer_format: str) -> tuple[str | None, str, int]:
