@@ -27,8 +27,8 @@ from typing import Literal
 
 import datasets
 
-from postforget_lmeval.tasks.hooks import stable_shuffle
-from postforget_lmeval.tasks.prompts import LETTERS, render_chat
+from postforget_lmeval.scoring import LETTERS
+from postforget_lmeval.tasks import render_chat, stable_shuffle
 
 FactSet = Literal["pretrain", "posttrain"]
 

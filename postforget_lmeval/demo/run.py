@@ -55,7 +55,7 @@ from postforget_lmeval.report import many as multipair
 from postforget_lmeval import task_dir
 from postforget_lmeval.report.paper_table import rich_table, stdout_console
 from postforget_lmeval.pairing.results import PairingError, PairResult
-from postforget_lmeval.tasks.prompts import LETTERS
+from postforget_lmeval.scoring import LETTERS
 
 try:
     import torch

@@ -52,41 +52,11 @@ def visible_text(reply: str) -> str:
 
 
 def edge_sentences(text: str) -> list[str]:
-    """The first and the last non-empty sentence of ``text`` (one sentence if there is only one).
-
-    Only the two ends are looked at, with plain string searches (a reply without an answer is often a
-    long unfinished trace; splitting all of it with the separator pattern showed in the analyses' time).
-    """
-    text = text.strip()
-    first = _first_separator(text)
-    if first < 0:
-        return [text] if text else []
-    last_end = _SENTENCE_END.match(text, _last_separator(text))
-    assert last_end is not None  # a line break, or whitespace after . ! ?, begins a separator
-    return [text[:first].strip(), text[last_end.end() :].strip()]
-
-
-def _first_separator(text: str) -> int:
-    """Where the first separator begins, -1 if none: a line break, or whitespace after . ! ? (as
-    _SENTENCE_END matches them)."""
-    starts = [text.find("\n")]
-    for mark in ".!?":
-        i = text.find(mark)
-        while i >= 0 and not text[i + 1 : i + 2].isspace():
-            i = text.find(mark, i + 1)
-        starts.append(i + 1 if i >= 0 else -1)
-    return min((i for i in starts if i >= 0), default=-1)
-
-
-def _last_separator(text: str) -> int:
-    """Where the last separator begins, -1 if none (see :func:`_first_separator`)."""
-    starts = [text.rfind("\n")]
-    for mark in ".!?":
-        i = text.rfind(mark)
-        while i >= 0 and not text[i + 1 : i + 2].isspace():
-            i = text.rfind(mark, 0, i)
-        starts.append(i + 1 if i >= 0 else -1)
-    return max(starts)
+    """The first and the last non-empty sentence of ``text`` (one sentence if there is only one)."""
+    sentences = _SENTENCE_END.split(text.strip())
+    if len(sentences) == 1:
+        return [sentences[0]] if sentences[0] else []
+    return [sentences[0].strip(), sentences[-1].strip()]
 
 
 def is_refusal(reply: str) -> bool:

@@ -5,11 +5,11 @@ current code instead, so that a better extractor applies to old runs without a G
 same runs can be scored the way the paper scored them, to see how much of a forgetting figure is
 extraction policy rather than the model:
 
-* ``strict``: this package's extractor (:func:`postforget_lmeval.scoring.extraction.extract_answer`);
+* ``strict``: this package's extractor (:func:`postforget_lmeval.scoring.extract_answer`);
   correct iff the answer is ``answered`` and equals the gold (the whole letter set for
-  ``letters`` items).
+  ``letters`` items), as the tasks score when they run.
 * ``lighteval``: the rules of LightEval 0.10's extractive match with native letters, which
-  produced the paper's figures (:mod:`postforget_lmeval.scoring.lighteval_rules`).
+  produced the paper's figures (``_lighteval.py``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from postforget_lmeval.scoring import lighteval_rules as lighteval_match
+from postforget_lmeval.scoring import _lighteval as lighteval_match
 from postforget_lmeval.scoring.extraction import EXTRACTOR_VERSION, extract_answer
 
 POLICIES = ("strict", "lighteval")
@@ -44,9 +44,8 @@ def scorer_name(policy: str) -> str:
 def rescore(response: str, options: Sequence[str], gold: str, answer_format: str, policy: str) -> Rescored:
     """Score one logged response against the logged doc's options, gold and answer format."""
     if policy == "strict":
-        found = extract_answer(response, options, answer_format)  # type: ignore[arg-type]
-        correct = int(found.status == "answered" and found.answer == gold)
-        return Rescored(found.answer, found.status, correct)
+        found = extract_answer(response, options, answer_format)
+        return Rescored(found.answer, found.status, found.correct(gold))
     if policy == "lighteval":
         return Rescored(*lighteval_match.score(response, options, gold, answer_format))
     raise ValueError(f"unknown rescoring policy {policy!r}; choose one of {', '.join(POLICIES)}")

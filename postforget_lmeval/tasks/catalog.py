@@ -9,9 +9,6 @@ differ from the paper's released code, ``docs/paper-differences.md`` says so.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
-
-AnswerFormat = Literal["letter", "number", "letters"]
 
 CATEGORIES: tuple[str, ...] = (
     "Commonsense",
@@ -36,10 +33,11 @@ class Subtask:
     dataset_path: str | None
     dataset_name: str | None
     split: str
-    answer_format: AnswerFormat = "letter"
+    # A name of postforget_lmeval.scoring.FORMATS.
+    answer_format: str = "letter"
     # MMLU for base models is few-shot without chain-of-thought (paper Appendix B.1).
     base_cot: bool = True
-    # Split the base variant's exemplars come from (MMLU: ``dev``); None: ``exemplars.py``.
+    # Split the base variant's exemplars come from (MMLU: ``dev``); None: ``_exemplars.py``.
     fewshot_split: str | None = None
     dataset_kwargs: dict[str, object] = field(default_factory=dict)
     # Loader function in task_configs/utils.py instead of datasets.load_dataset (the demo set).

@@ -1,6 +1,6 @@
 """The functions lm-eval calls for a postforget task (through ``task_configs/utils.py``).
 
-``process_docs`` turns each benchmark's published rows into one normalised item (``normalise.py``:
+``process_docs`` turns each benchmark's published rows into one normalised item (``_rows.py``:
 question text, option texts, gold answer, sub-benchmark and category); the prompt renderers and
 ``process_results`` only ever read those ``pf_*`` fields. Because the chat and base variants of a
 sub-benchmark share ``process_docs``, lm-eval logs the same ``doc`` and ``doc_hash`` for both; the
@@ -15,13 +15,11 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
-from postforget_lmeval.tasks import exemplars, prompts
-from postforget_lmeval.tasks.catalog import SUBTASKS, Subtask, by_subtask
-from postforget_lmeval.scoring.extraction import EXTRACTOR_NAME, EXTRACTOR_VERSION, extract_answer
 from postforget_lmeval.metrics import k_eff
-from postforget_lmeval.tasks.rows import Doc, normaliser, stable_shuffle, unscorable
-
-__all__ = ["stable_shuffle"]  # the demo's option orders use the tasks' shuffle
+from postforget_lmeval.scoring import EXTRACTOR_NAME, EXTRACTOR_VERSION, extract_answer, get_format
+from postforget_lmeval.tasks import _exemplars, _prompts
+from postforget_lmeval.tasks._rows import Doc, normaliser, unscorable
+from postforget_lmeval.tasks.catalog import SUBTASKS, Subtask, by_subtask
 
 log = logging.getLogger("postforget_lmeval")
 
@@ -44,8 +42,7 @@ def process_docs(subtask: Subtask, dataset: Any) -> Any:
             f"{len(rows)} with {reason} (rows {rows[:20]}{' ...' if len(rows) > 20 else ''})"
             for reason, rows in dropped.items()
         )
-        log.warning("%s: dropped %d of %d row(s) that cannot be scored: %s",
-                    subtask.task, total, len(items), reasons)
+        log.warning("%s: dropped %d of %d row(s) that cannot be scored: %s", subtask.task, total, len(items), reasons)
         dataset = dataset.select([i for i, item in enumerate(items) if item is not None])
         items = [item for item in items if item is not None]
     columns = {
@@ -65,19 +62,19 @@ def process_docs(subtask: Subtask, dataset: Any) -> Any:
 
 def _instruction(doc: Doc) -> str:
     entry = by_subtask(doc["pf_subtask"])
-    return prompts.instruction(entry.benchmark, entry.name)
+    return _prompts.instruction(entry.benchmark, entry.name)
 
 
 def doc_to_text_chat(doc: Doc) -> str:
-    return prompts.render_chat(doc["pf_question"], doc["pf_options"], doc["pf_format"], _instruction(doc))
+    return _prompts.render_chat(doc["pf_question"], doc["pf_options"], doc["pf_format"], _instruction(doc))
 
 
 def doc_to_text_base(doc: Doc) -> str:
-    return prompts.question_block(doc["pf_question"], doc["pf_options"], doc["pf_format"], cot=True)
+    return _prompts.question_block(doc["pf_question"], doc["pf_options"], doc["pf_format"], cot=True)
 
 
 def doc_to_text_base_direct(doc: Doc) -> str:
-    return prompts.question_block(doc["pf_question"], doc["pf_options"], doc["pf_format"], cot=False)
+    return _prompts.question_block(doc["pf_question"], doc["pf_options"], doc["pf_format"], cot=False)
 
 
 def doc_to_target(doc: Doc) -> str:
@@ -86,19 +83,20 @@ def doc_to_target(doc: Doc) -> str:
 
 def fewshot_target_cot(doc: Doc) -> str:
     """An exemplar's reasoning and answer line (lm-eval's few-shot ``doc_to_target``)."""
-    return prompts.exemplar_target(doc["pf_reasoning"], doc["pf_gold"], cot=True)
+    return _prompts.exemplar_target(doc["pf_reasoning"], doc["pf_gold"], cot=True)
 
 
 def _score(doc: Doc, response: str, variant: str) -> dict[str, Any]:
     options: Sequence[str] = doc["pf_options"]
-    found = extract_answer(response, options, doc["pf_format"])
-    correct = int(found.status == "answered" and found.answer == doc["pf_gold"])
+    answer_format = get_format(doc["pf_format"])
+    found = extract_answer(response, options, answer_format.name)
+    correct = found.correct(doc["pf_gold"])
     record = {
         "subtask": doc["pf_subtask"],
         "benchmark": doc["pf_subtask"].split("_", 1)[0],
         "category": doc["pf_category"],
         "variant": variant,
-        "k": chance_k(len(options), doc["pf_format"]),
+        "k": answer_format.chance_k(len(options)),
         "n_options": len(options),
         "answer": found.answer,
         "gold": doc["pf_gold"],
@@ -107,11 +105,6 @@ def _score(doc: Doc, response: str, variant: str) -> dict[str, Any]:
         "extractor": EXTRACTOR,
     }
     return {"acc": correct, "answered": int(found.status == "answered"), "postforget": record}
-
-
-def chance_k(n_options: int, answer_format: str) -> float:
-    """Equally likely guesses: the option count, or every non-empty subset for multi-answer items."""
-    return float(2**n_options - 1) if answer_format == "letters" else float(n_options)
 
 
 def process_results_chat(doc: Doc, results: list[str]) -> dict[str, Any]:
@@ -142,11 +135,11 @@ def task_hooks() -> dict[str, Any]:
     hooks: dict[str, Any] = {f"process_docs_{s.task}": partial(process_docs, s) for s in SUBTASKS}
     for s in SUBTASKS:
         if s.in_suite and s.fewshot_split is None:
-            hooks[f"fewshot_{s.base_task}"] = partial(exemplars.fewshot_docs, s)
+            hooks[f"fewshot_{s.base_task}"] = partial(_exemplars.fewshot_docs, s)
     return hooks
 
 
 def description(base_task: str) -> str:
     """The base task's lm-eval ``description`` (instruction line and a blank line, or "")."""
     s = by_subtask(base_task.removeprefix("postforget_").removesuffix("_base"))
-    return prompts.base_header(prompts.instruction(s.benchmark, s.name))
+    return _prompts.base_header(_prompts.instruction(s.benchmark, s.name))

@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from postforget_lmeval.demo import facts as demo_data
-from postforget_lmeval.tasks.prompts import LETTERS
+from postforget_lmeval.scoring import LETTERS
 
 
 def _digest(rows: list[dict]) -> str:

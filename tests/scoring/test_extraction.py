@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from postforget_lmeval.scoring import extraction
-from postforget_lmeval.scoring.extraction import Extraction, extract_answer
-from postforget_lmeval.tasks.prompts import LETTERS, AnswerFormat
+from postforget_lmeval.scoring import FORMATS, LETTERS, Extraction, extract_answer, extraction
 from tests.helpers import paths
 
 CORPUS_PATH = paths.DATA / "generations.jsonl"
 CORPUS = [json.loads(line) for line in CORPUS_PATH.read_text(encoding="utf-8").splitlines() if line.strip()]
-FORMATS: tuple[AnswerFormat, ...] = ("letter", "number", "letters")
 PROPERTY_SETTINGS = settings(max_examples=250, deadline=None)
 CITIES = ["Lyon", "Marseille", "Paris", "Nice"]
 
@@ -163,7 +159,7 @@ def _check_consistent(result: Extraction, options: list[str], answer_format: str
 @PROPERTY_SETTINGS
 @given(response=any_text, options=letter_options, answer_format=st.sampled_from(("letter", "letters")))
 def test_letter_formats_never_raise_and_are_consistent(
-    response: str, options: list[str], answer_format: AnswerFormat
+    response: str, options: list[str], answer_format: str
 ) -> None:
     _check_consistent(extract_answer(response, options, answer_format), options, answer_format)
 
@@ -201,11 +197,11 @@ def test_unclosed_think_without_answer_line_is_unfinished(thought: str) -> None:
     answer_format=st.sampled_from(("letter", "letters")),
 )
 def test_final_answer_line_shortcut_agrees_with_rule_1(
-    prefix: str, line: str, letter: str, answer_format: AnswerFormat
+    prefix: str, line: str, letter: str, answer_format: str
 ) -> None:
     """The prompted last line is read without a search; the search (rule 1) must read it the same way."""
     text = f"{prefix}\n{line.format(letter)}"
-    item = extraction._Item(CITIES, answer_format)
+    item = extraction._item(CITIES, answer_format)
     assert extraction._from_text(text, item) == extraction._explicit(text, extraction._lower(text), item)
 
 

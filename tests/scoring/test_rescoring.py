@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from postforget_lmeval.scoring.extraction import EXTRACTOR_VERSION, extract_answer
+from postforget_lmeval.scoring import (
+    EXTRACTOR_VERSION,
+    MATCHER_NAME,
+    MATCHER_VERSION,
+    POLICIES,
+    Rescored,
+    extract_answer,
+    rescore,
+    scorer_name,
+)
 from postforget_lmeval.tasks.hooks import process_results_chat
-from postforget_lmeval.scoring.lighteval_rules import MATCHER_NAME, MATCHER_VERSION
-from postforget_lmeval.scoring.rescoring import POLICIES, Rescored, rescore, scorer_name
 from tests.helpers import paths
 
 CAPITALS = ["Paris", "London", "Berlin", "Madrid"]

@@ -16,16 +16,15 @@ import datasets
 import lm_eval
 import pandas as pd
 import pytest
-from tests.helpers import scripted_lm
 from lm_eval.tasks import TaskManager
-from tests.helpers.taskfixtures import REFERENCE, write_overrides
 
-from postforget_lmeval.tasks import bbh_cot, exemplars
 from postforget_lmeval import task_dir
+from postforget_lmeval.scoring import EXTRACTOR_NAME, EXTRACTOR_VERSION
+from postforget_lmeval.tasks import _bbh_cot, _exemplars
 from postforget_lmeval.tasks.catalog import by_subtask, suite
-from postforget_lmeval.scoring.extraction import EXTRACTOR_NAME, EXTRACTOR_VERSION
 from postforget_lmeval.tasks.hooks import process_docs
-from tests.helpers import paths
+from tests.helpers import paths, scripted_lm
+from tests.helpers.taskfixtures import REFERENCE, write_overrides
 
 FORMAT_LINE = 'On the very last line, write exactly "Answer: $LETTER"'
 
@@ -124,7 +123,7 @@ def test_golds_and_pairing_keys(real: dict[str, list[dict]], subtask: str) -> No
 @pytest.mark.parametrize("subtask", sorted(set(GOLD) | set(GOLD_TEXT)))
 def test_chat_prompt_opens_with_the_benchmarks_instruction(real: dict[str, list[dict]], subtask: str) -> None:
     entry = by_subtask(subtask)
-    expected = bbh_cot.description(entry.name) if entry.benchmark == "bbh" else INSTRUCTION[entry.benchmark]
+    expected = _bbh_cot.description(entry.name) if entry.benchmark == "bbh" else INSTRUCTION[entry.benchmark]
     for sample in real[entry.task]:
         prompt = _prompt(sample)
         assert prompt.startswith(expected)
@@ -138,7 +137,7 @@ def test_base_prompt_has_the_benchmarks_exemplars(real: dict[str, list[dict]], s
     entry = by_subtask(subtask)
     for sample in real[entry.base_task]:
         prompt = _prompt(sample)
-        shots = exemplars.count(entry)
+        shots = _exemplars.count(entry)
         if entry.base_cot:
             assert prompt.count("\nReasoning: ") == shots and prompt.endswith("\nReasoning:")
         else:
@@ -153,8 +152,8 @@ def test_bbh_base_prompt_uses_lm_evals_own_cot_exemplars(real: dict[str, list[di
     for subtask in (s for s in GOLD if s.startswith("bbh_")):
         entry = by_subtask(subtask)
         prompt = _prompt(real[entry.base_task][0])
-        assert prompt.startswith(bbh_cot.description(entry.name) + "\n\nQuestion: ")
-        for shot in bbh_cot.exemplars(entry.name):
+        assert prompt.startswith(_bbh_cot.description(entry.name) + "\n\nQuestion: ")
+        for shot in _bbh_cot.exemplars(entry.name):
             assert shot.reasoning in prompt
     boolean = _prompt(real["postforget_bbh_boolean_expressions_base"][0])
     assert "Question: not ( ( not not True ) ) is\nA) False\nB) True\nReasoning: Remember that" in boolean
@@ -165,7 +164,7 @@ def test_bbh_base_prompt_uses_lm_evals_own_cot_exemplars(real: dict[str, list[di
 
 def test_every_bbh_task_has_three_scorable_exemplars() -> None:
     for entry in (s for s in suite() if s.benchmark == "bbh"):
-        docs = exemplars.fewshot_docs(entry)
+        docs = _exemplars.fewshot_docs(entry)
         assert len(docs) == 3, entry.task
         assert all(d["pf_reasoning"] and d["pf_gold"] for d in docs), entry.task
 

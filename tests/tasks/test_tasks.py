@@ -10,13 +10,15 @@ from pathlib import Path
 
 import lm_eval
 import pytest
-from tests.helpers import scripted_lm
 from lm_eval.tasks import TaskManager
-from tests.helpers.taskfixtures import FIXTURES, fixture_subtasks, write_overrides
 
 from postforget_lmeval import task_dir
+from postforget_lmeval.scoring import FORMATS
+from postforget_lmeval.tasks import render_chat
 from postforget_lmeval.tasks.catalog import BENCHMARKS, CATEGORIES, SUBTASKS, by_subtask, suite
 from postforget_lmeval.tasks.generate import render, stale_files
+from tests.helpers import scripted_lm
+from tests.helpers.taskfixtures import FIXTURES, fixture_subtasks, write_overrides
 
 INSTRUCTION = 'On the very last line, write exactly "Answer: $LETTER"'
 
@@ -49,6 +51,14 @@ CORRECT_TEXT = {
 
 def test_generated_yamls_are_current() -> None:
     assert stale_files(Path(task_dir())) == [], "run `python -m postforget_lmeval.tasks.generate`"
+
+
+def test_catalog_formats_are_registered_and_prompts_word_them() -> None:
+    assert {s.answer_format for s in SUBTASKS} == set(FORMATS)
+    for name, answer_format in FORMATS.items():
+        lines = render_chat("How many?", ["3", "4"], name, "Count the objects.").split("\n")
+        assert lines[:2] == ["Count the objects.", answer_format.instruction]
+        assert (lines[-2:] == ["A) 3", "B) 4"]) == answer_format.lettered
 
 
 def test_generator_detects_a_hand_edit(tmp_path: Path) -> None:
@@ -193,18 +203,18 @@ def test_malformed_bbh_row_is_dropped_and_reported(evaluated: dict[str, list[dic
     with caplog.at_level("WARNING", logger="postforget_lmeval"):
         kept = process_docs(by_subtask("bbh_ruin_names"), Dataset.from_list(rows))
     assert len(kept) == 2
-    assert "dropped 1 of 3 row(s) that cannot be scored: 1 with gold answer not among the options (rows [1])" in caplog.text
+    dropped = "dropped 1 of 3 row(s) that cannot be scored: 1 with gold answer not among the options (rows [1])"
+    assert dropped in caplog.text
 
 
 def test_own_exemplars_are_scorable_and_reasoned() -> None:
-    from postforget_lmeval.tasks import exemplars
-    from postforget_lmeval.tasks.rows import unscorable
+    from postforget_lmeval.tasks import _exemplars, unscorable
 
     for entry in suite():
         if entry.fewshot_split:  # MMLU: exemplars come from the dev split
             continue
-        docs = exemplars.fewshot_docs(entry)
-        assert len(docs) == exemplars.count(entry), entry.task
+        docs = _exemplars.fewshot_docs(entry)
+        assert len(docs) == _exemplars.count(entry), entry.task
         for doc in docs:
             item = (doc["pf_question"], doc["pf_options"], doc["pf_gold"])
             assert unscorable(item, entry.answer_format) is None, (entry.task, doc["pf_question"])

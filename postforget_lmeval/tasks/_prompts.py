@@ -7,7 +7,7 @@ Two renderings of the same normalised item:
   with ``--apply_chat_template``.
 * base variant (:func:`question_block` and :func:`exemplar_target`): ``Question: ... / A) ... /
   Reasoning: ... / Answer: X`` blocks. lm-eval's own few-shot machinery puts the benchmark's
-  exemplars (see ``exemplars.py``) before the item and the instruction line (:func:`base_header`)
+  exemplars (see ``_exemplars.py``) before the item and the instruction line (:func:`base_header`)
   before them; the item's block ends at ``Reasoning:`` (or ``Answer:`` for MMLU, which the paper
   runs without chain-of-thought for base models).
 
@@ -19,29 +19,9 @@ are listed in ``docs/paper-differences.md``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
-from postforget_lmeval.tasks import bbh_cot
-
-AnswerFormat = Literal["letter", "number", "letters"]
-
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-_FORMAT_LINE: dict[str, str] = {
-    "letter": (
-        'On the very last line, write exactly "Answer: $LETTER" (e.g. "Answer: B"), with no extra '
-        "punctuation, no lowercase, no *, and no trailing spaces."
-    ),
-    "number": (
-        'On the very last line, write exactly "Answer: $NUMBER" (e.g. "Answer: 7"), with no extra '
-        "punctuation, no words, no *, and no trailing spaces."
-    ),
-    "letters": (
-        'On the very last line, write exactly "Answer: $LETTERS", every correct letter in '
-        'alphabetical order with nothing between them (e.g. "Answer: AC"), with no extra '
-        "punctuation, no lowercase, no *, and no trailing spaces."
-    ),
-}
+from postforget_lmeval.scoring import get_format, option_letter
+from postforget_lmeval.tasks import _bbh_cot
 
 # Used where a task has no instruction of its own (the demo task).
 GENERIC_INSTRUCTION = "Answer the following multiple choice question."
@@ -70,38 +50,39 @@ def instruction(benchmark: str, name: str) -> str:
     if benchmark == "mmlu":
         return f"The following are multiple choice questions (with answers) about {name.replace('_', ' ')}."
     if benchmark == "bbh":
-        return bbh_cot.description(name)
+        return _bbh_cot.description(name)
     return _INSTRUCTION[benchmark]
 
 
 def format_options(options: Sequence[str]) -> str:
     """``A) first\\nB) second ...``; empty when the item has no lettered options."""
-    return "\n".join(f"{LETTERS[i]}) {text}" for i, text in enumerate(options))
+    return "\n".join(f"{option_letter(i)}) {text}" for i, text in enumerate(options))
 
 
 def render_chat(
     question: str,
     options: Sequence[str],
-    answer_format: AnswerFormat = "letter",
+    answer_format: str = "letter",
     instruction: str | None = None,
 ) -> str:
     """The paper's zero-shot CoT prompt; ``instruction=None`` uses :data:`GENERIC_INSTRUCTION`."""
+    answer = get_format(answer_format)
     line = GENERIC_INSTRUCTION if instruction is None else instruction
     lines = [line] if line else []
     lines += [
-        _FORMAT_LINE[answer_format],
+        answer.instruction,
         "Think step by step, showing your reasoning.",
         f'Question: "{question.strip()}"',
     ]
-    if answer_format != "number":
+    if answer.lettered:
         lines.append(format_options(options))
     return "\n".join(lines)
 
 
-def question_block(question: str, options: Sequence[str], answer_format: AnswerFormat, cot: bool) -> str:
+def question_block(question: str, options: Sequence[str], answer_format: str, cot: bool) -> str:
     """One base-variant block up to where the answer starts: ``Reasoning:`` (CoT) or ``Answer:``."""
     block = f"Question: {question.strip()}"
-    if answer_format != "number" and options:
+    if get_format(answer_format).lettered and options:
         block += "\n" + format_options(options)
     return block + ("\nReasoning:" if cot else "\nAnswer:")
 
@@ -119,5 +100,9 @@ def base_header(instruction_line: str) -> str:
 # The paper's stop sequences for base models (lm-eval adds the tokenizer's end-of-text token): a
 # base model that has answered goes on to invent the next question or a chat turn.
 BASE_STOP_SEQUENCES = [
-    "<|im_start|>", "Question: ", "\nQuestion:", "You are a helpful assistant", "You are an AI assistant",
+    "<|im_start|>",
+    "Question: ",
+    "\nQuestion:",
+    "You are a helpful assistant",
+    "You are an AI assistant",
 ]

@@ -1,7 +1,7 @@
 """Few-shot exemplars of the base variant, one set per benchmark, as processed docs.
 
 MMLU takes its three exemplars from each subject's ``dev`` split (the task's ``fewshot_split``) and
-BBH its own three CoT exemplars per task (read from installed lm-eval by ``bbh_cot``). The other
+BBH its own three CoT exemplars per task (read from installed lm-eval by ``_bbh_cot``). The other
 benchmarks have no canonical chain-of-thought exemplars, so these are written for this project in
 each benchmark's style (the paper's code also uses hand-written ones): question, options, a short
 reasoning, ``Answer: X``. They are written here, not taken from any dataset.
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from postforget_lmeval.tasks import bbh_cot, rows as normalise
+from postforget_lmeval.tasks import _bbh_cot
+from postforget_lmeval.tasks._rows import bbh, saladbench_question, unscorable
 from postforget_lmeval.tasks.catalog import Subtask
-from postforget_lmeval.tasks.rows import saladbench_question
 
 Shot = tuple[str, list[str], str, str]  # question, options, reasoning, gold
 
@@ -210,12 +210,12 @@ def fewshot_docs(subtask: Subtask) -> list[dict[str, Any]]:
     """The base variant's exemplars for a sub-benchmark (not MMLU: those come from its dev split)."""
     if subtask.benchmark == "bbh":
         docs = []
-        for i, shot in enumerate(bbh_cot.exemplars(subtask.name)):
-            item = normalise.bbh(subtask.name, {"input": shot.input, "target": shot.target})
-            reason = normalise.unscorable(item, subtask.answer_format)
+        for i, shot in enumerate(_bbh_cot.exemplars(subtask.name)):
+            item = bbh(subtask.name, {"input": shot.input, "target": shot.target})
+            reason = unscorable(item, subtask.answer_format)
             if reason or not isinstance(item, tuple):
                 raise RuntimeError(
-                    f"{subtask.task}: lm-eval's BBH exemplar {i} ({bbh_cot.config_path(subtask.name)}) "
+                    f"{subtask.task}: lm-eval's BBH exemplar {i} ({_bbh_cot.config_path(subtask.name)}) "
                     f"cannot be shown: {reason} (its answer: {shot.target!r})."
                 )
             docs.append(_doc(subtask, *item[:2], shot.reasoning, item[2]))

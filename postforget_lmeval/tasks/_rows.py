@@ -4,7 +4,8 @@ One function per benchmark reads that dataset's own columns (as published on the
 and returns ``(question, options, gold)``, ``None`` when the row's gold answer is not one of its
 options, or a string saying why else the row cannot be read. Rows that cannot be scored for other
 reasons (a single option, the gold text repeated among the wrong options) are caught after this
-step by :func:`unscorable`, the same for every benchmark. The prompt renderers never read a dataset column directly, only these items.
+step by :func:`unscorable`, the same for every benchmark. The prompt renderers never read a dataset
+column directly, only these items.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from postforget_lmeval.scoring import LETTERS, get_format, option_letter
 from postforget_lmeval.tasks.catalog import Subtask
-from postforget_lmeval.tasks.prompts import LETTERS
 
 # Fixed seed for the per-item option shuffles (TruthfulQA, GPQA): same order for every model and run.
 SHUFFLE_SEED = 1234
@@ -45,7 +46,7 @@ def _wikihow(text: str | None) -> str:
 
 
 def _mmlu(doc: Doc) -> Item:
-    return doc["question"], list(doc["choices"]), LETTERS[int(doc["answer"])]
+    return doc["question"], list(doc["choices"]), option_letter(int(doc["answer"]))
 
 
 _BBH_OPTION = re.compile(r"^\(([A-R])\)\s?(.*)$")
@@ -85,7 +86,7 @@ def bbh(task: str, doc: Doc) -> Item | None:
     folded = [o.casefold() for o in options]
     if target.casefold() not in folded:
         return None
-    return question, options, LETTERS[folded.index(target.casefold())]
+    return question, options, option_letter(folded.index(target.casefold()))
 
 
 def _gpqa(doc: Doc) -> Item:
@@ -93,20 +94,20 @@ def _gpqa(doc: Doc) -> Item:
     correct = doc["Correct Answer"].strip()
     options = [correct] + [doc[f"Incorrect Answer {i}"].strip() for i in (1, 2, 3)]
     options = stable_shuffle(options, doc["Question"])
-    return doc["Question"].strip(), options, LETTERS[options.index(correct)]
+    return doc["Question"].strip(), options, option_letter(options.index(correct))
 
 
 def _musr(doc: Doc) -> Item:
     options = ast.literal_eval(doc["choices"])
     question = f"{doc['narrative'].strip()}\n\n{doc['question'].strip()}"
-    return question, [str(o) for o in options], LETTERS[int(doc["answer_index"])]
+    return question, [str(o) for o in options], option_letter(int(doc["answer_index"]))
 
 
 def _arc(doc: Doc) -> Item | None:
     labels = list(doc["choices"]["label"])
     if doc["answerKey"] not in labels:
         return None
-    return doc["question"], list(doc["choices"]["text"]), LETTERS[labels.index(doc["answerKey"])]
+    return doc["question"], list(doc["choices"]["text"]), option_letter(labels.index(doc["answerKey"]))
 
 
 def _truthfulqa(doc: Doc) -> Item:
@@ -114,7 +115,7 @@ def _truthfulqa(doc: Doc) -> Item:
     targets = doc["mc1_targets"]
     correct = targets["choices"][list(targets["labels"]).index(1)]
     options = stable_shuffle(list(targets["choices"]), doc["question"])
-    return doc["question"], options, LETTERS[options.index(correct)]
+    return doc["question"], options, option_letter(options.index(correct))
 
 
 def _hellaswag(doc: Doc) -> Item | None:
@@ -122,12 +123,12 @@ def _hellaswag(doc: Doc) -> Item | None:
     if not label.lstrip("-").isdigit() or not 0 <= int(label) < len(doc["endings"]):
         return None  # the unlabelled test split
     context = f"{doc['activity_label']}: {doc['ctx_a']} {doc['ctx_b'].capitalize()}"
-    return _wikihow(context), [_wikihow(e) for e in doc["endings"]], LETTERS[int(label)]
+    return _wikihow(context), [_wikihow(e) for e in doc["endings"]], option_letter(int(label))
 
 
 def _siqa(doc: Doc) -> Item:
     question = f"{doc['context'].strip()}\n{doc['question'].strip()}"
-    return question, [doc["answerA"], doc["answerB"], doc["answerC"]], LETTERS[int(doc["label"]) - 1]
+    return question, [doc["answerA"], doc["answerB"], doc["answerC"]], option_letter(int(doc["label"]) - 1)
 
 
 def mctest_story(story: str) -> str:
@@ -144,12 +145,12 @@ def _mctest(doc: Doc) -> Item:
 
 
 def _piqa(doc: Doc) -> Item:
-    return doc["goal"].strip(), [doc["sol1"], doc["sol2"]], LETTERS[int(doc["label"])]
+    return doc["goal"].strip(), [doc["sol1"], doc["sol2"]], option_letter(int(doc["label"]))
 
 
 def _commonsenseqa(doc: Doc) -> Item:
     labels = list(doc["choices"]["label"])
-    return doc["question"], list(doc["choices"]["text"]), LETTERS[labels.index(doc["answerKey"])]
+    return doc["question"], list(doc["choices"]["text"]), option_letter(labels.index(doc["answerKey"]))
 
 
 _SALAD_OPTION = re.compile(r"([A-Z])\.\s+(.*?)\s*;\s*(?=[A-Z]\.\s|$)", re.S)
@@ -186,9 +187,18 @@ def _saladbench(doc: Doc) -> Item | str | None:
 
 
 _TABLE: dict[str, Normaliser] = {
-    "mmlu": _mmlu, "gpqa": _gpqa, "musr": _musr, "arc": _arc, "truthfulqa": _truthfulqa,
-    "hellaswag": _hellaswag, "siqa": _siqa, "mctest": _mctest, "piqa": _piqa,
-    "commonsenseqa": _commonsenseqa, "saladbench": _saladbench, "demo": _mmlu,
+    "mmlu": _mmlu,
+    "gpqa": _gpqa,
+    "musr": _musr,
+    "arc": _arc,
+    "truthfulqa": _truthfulqa,
+    "hellaswag": _hellaswag,
+    "siqa": _siqa,
+    "mctest": _mctest,
+    "piqa": _piqa,
+    "commonsenseqa": _commonsenseqa,
+    "saladbench": _saladbench,
+    "demo": _mmlu,
 }
 
 
@@ -207,10 +217,10 @@ def unscorable(item: Item | str | None, answer_format: str) -> str | None:
     _, options, gold = item
     if len(options) < 2:
         return "fewer than two options"
-    if answer_format != "number":
+    if get_format(answer_format).lettered:
         texts = [o.strip().casefold() for o in options]
         gold_texts = {texts[LETTERS.index(g)] for g in gold}
-        wrong = {t for i, t in enumerate(texts) if LETTERS[i] not in gold}
+        wrong = {t for i, t in enumerate(texts) if option_letter(i) not in gold}
         if gold_texts & wrong:
             return "gold option text also among the wrong options"
     return None
