@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,9 +11,9 @@ import pytest
 from scipy import stats
 
 import postforget_lmeval
-from postforget_lmeval.analyses import annotate as analyses
-from postforget_lmeval import metrics
+from postforget_lmeval import analyses, metrics
 from postforget_lmeval.pairing.results import PairResult
+from postforget_lmeval.report.analyses_md import analyses_markdown
 from tests.helpers import paths
 
 
@@ -123,7 +122,7 @@ def test_annotate_adds_failure_modes_behaviour_and_drift() -> None:
     assert macro.loc["Math", "F_format_share_mean"] == pytest.approx(math_share)
     assert macro.loc["OVERALL", "F_format_share_mean"] == pytest.approx((math_share + 0.0) / 2)
 
-    text = analyses.analyses_markdown(result)
+    text = analyses_markdown(result)
     assert text.startswith("## Analyses beyond the paper")
     assert "Why were items forgotten?" in text and "significant at q < 0.05" in text
     assert "at risk" in text
@@ -136,7 +135,7 @@ def test_markdown_says_drift_is_unavailable_for_generative_runs() -> None:
     analyses.annotate(result, None, n_boot=20)
     assert "drift" not in result.tables and "drift_items" not in result.tables
     assert result.subtasks["at_risk_share"].isna().all()
-    assert "cannot be measured" in analyses.analyses_markdown(result)
+    assert "cannot be measured" in analyses_markdown(result)
     assert result.summary["analyses"]["drift"]["items"] == 0
 
 
@@ -186,4 +185,4 @@ def test_real_mmlu_pair_against_an_independent_recount() -> None:
         assert sig.loc[task, "p_mcnemar"] == pytest.approx(p)
     modes = result.tables["failure_modes"]
     assert modes["n_10_wrong"].sum() == sum(n_10.values()) and (modes["F_format_share"] == 0).all()
-    assert "option log-likelihoods" not in analyses.analyses_markdown(result)
+    assert "option log-likelihoods" not in analyses_markdown(result)

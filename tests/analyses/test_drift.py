@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from postforget_lmeval.analyses.drift import drift_summary, item_drift
+from postforget_lmeval.analyses._drift import drift_summary, item_drift
 
 
 def _ll(*probs: float) -> list[float]:
