@@ -18,20 +18,57 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 METRIC_COLUMNS: tuple[str, ...] = (
-    "k", "n", "n_11", "n_10", "n_01", "n_00", "acc_before", "acc_after", "F", "BT",
-    "F_chance", "BT_chance", "F_true", "BT_true", "F_max", "BT_max", "F_rel",
+    "k",
+    "n",
+    "n_11",
+    "n_10",
+    "n_01",
+    "n_00",
+    "acc_before",
+    "acc_after",
+    "F",
+    "BT",
+    "F_chance",
+    "BT_chance",
+    "F_true",
+    "BT_true",
+    "F_max",
+    "BT_max",
+    "F_rel",
 )
 """Keys of :func:`transition_metrics`, in report order."""
 
 RATE_METRICS: tuple[str, ...] = (
-    "acc_before", "acc_after", "F", "BT", "F_chance", "F_true", "BT_true", "F_max", "BT_max",
+    "acc_before",
+    "acc_after",
+    "F",
+    "BT",
+    "F_chance",
+    "F_true",
+    "BT_true",
+    "F_max",
+    "BT_max",
     "F_rel",
 )
 """Metrics that are averaged across sub-benchmarks and seeds (BT_chance equals F_chance)."""
 
 SEED_AGREEMENT_COLUMNS: tuple[str, ...] = (
-    "k", "n", "n_seeds", "n_agree", "n_11", "n_10", "n_01", "n_00", "acc_before", "acc_after",
-    "F", "BT", "F_chance", "BT_chance", "F_true", "BT_true",
+    "k",
+    "n",
+    "n_seeds",
+    "n_agree",
+    "n_11",
+    "n_10",
+    "n_01",
+    "n_00",
+    "acc_before",
+    "acc_after",
+    "F",
+    "BT",
+    "F_chance",
+    "BT_chance",
+    "F_true",
+    "BT_true",
 )
 """Keys of :func:`seed_agreement_metrics`."""
 
@@ -147,11 +184,23 @@ def counts_metrics(n_11: int, n_10: int, n_01: int, n_00: int, keff: float) -> d
         bt_max = _clip0((keff * acc_a - 1.0) / (keff - 1.0))
 
     return {
-        "k": keff, "n": n, "n_11": n_11, "n_10": n_10, "n_01": n_01, "n_00": n_00,
-        "acc_before": acc_b, "acc_after": acc_a, "F": f, "BT": bt,
-        "F_chance": chance, "BT_chance": chance,
-        "F_true": _clip0(f - chance), "BT_true": _clip0(bt - chance),
-        "F_max": f_max, "BT_max": bt_max, "F_rel": _ratio(n_10, n_11 + n_10),
+        "k": keff,
+        "n": n,
+        "n_11": n_11,
+        "n_10": n_10,
+        "n_01": n_01,
+        "n_00": n_00,
+        "acc_before": acc_b,
+        "acc_after": acc_a,
+        "F": f,
+        "BT": bt,
+        "F_chance": chance,
+        "BT_chance": chance,
+        "F_true": _clip0(f - chance),
+        "BT_true": _clip0(bt - chance),
+        "F_max": f_max,
+        "BT_max": bt_max,
+        "F_rel": _ratio(n_10, n_11 + n_10),
     }
 
 
@@ -209,11 +258,22 @@ def seed_agreement_metrics(before: ArrayLike, after: ArrayLike, k: ArrayLike | f
         chance = float(unknown * np.mean(inv**n_seeds) * np.mean((1.0 - inv) ** n_seeds))
 
     return {
-        "k": keff, "n": n, "n_seeds": n_seeds, "n_agree": int(np.count_nonzero(agree)),
-        "n_11": n_11, "n_10": n_10, "n_01": n_01, "n_00": n_00,
-        "acc_before": acc_b, "acc_after": acc_a, "F": f, "BT": bt,
-        "F_chance": chance, "BT_chance": chance,
-        "F_true": _clip0(f - chance), "BT_true": _clip0(bt - chance),
+        "k": keff,
+        "n": n,
+        "n_seeds": n_seeds,
+        "n_agree": int(np.count_nonzero(agree)),
+        "n_11": n_11,
+        "n_10": n_10,
+        "n_01": n_01,
+        "n_00": n_00,
+        "acc_before": acc_b,
+        "acc_after": acc_a,
+        "F": f,
+        "BT": bt,
+        "F_chance": chance,
+        "BT_chance": chance,
+        "F_true": _clip0(f - chance),
+        "BT_true": _clip0(bt - chance),
     }
 
 
@@ -266,9 +326,11 @@ def _across_seeds(subtasks: pd.DataFrame, per_cat: pd.DataFrame, overall: pd.Dat
     the std of a single value is NaN, as docs/method.md §2 asks for one seed.
     """
     stats = pd.concat(
-        [per_cat.groupby(level="category", sort=True).agg(["mean", "std"]),
-         overall.agg(["mean", "std"]).unstack().to_frame(OVERALL).T]
-    )  # fmt: skip
+        [
+            per_cat.groupby(level="category", sort=True).agg(["mean", "std"]),
+            overall.agg(["mean", "std"]).unstack().to_frame(OVERALL).T,
+        ]
+    )
     stats.columns = [f"{metric}_{stat}" for metric, stat in stats.columns]
 
     by_cat = subtasks.groupby("category", sort=True)

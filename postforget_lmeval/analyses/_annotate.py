@@ -18,8 +18,14 @@ from postforget_lmeval.analyses import _failure_modes as failure_modes
 from postforget_lmeval.analyses import _significance as significance
 from postforget_lmeval.pairing.results import PairResult
 
-BEHAVIOUR_COLUMNS = ("F_format_share", "BT_format_share", "answered_before", "answered_after",
-                     "median_chars_before", "median_chars_after")  # fmt: skip
+BEHAVIOUR_COLUMNS = (
+    "F_format_share",
+    "BT_format_share",
+    "answered_before",
+    "answered_after",
+    "median_chars_before",
+    "median_chars_after",
+)
 SUBTASK_DRIFT_COLUMNS = ("dp_gold_median_11", "at_risk_share", "drift_share")
 DRIFT_COLUMNS = ("at_risk_share", "drift_share")
 KEYS = ["subtask", "seed"]
@@ -55,8 +61,13 @@ def _max_gen_toks(summary: Mapping[str, Any]) -> dict[str, int | None]:
     return out
 
 
-def annotate(result: PairResult, load_item: failure_modes.LoadItem | None = None, *,
-             n_boot: int = bootstrap.N_BOOT, seed: int = 0) -> None:  # fmt: skip
+def annotate(
+    result: PairResult,
+    load_item: failure_modes.LoadItem | None = None,
+    *,
+    n_boot: int = bootstrap.N_BOOT,
+    seed: int = 0,
+) -> None:
     """Add the analyses to ``result`` in place.
 
     ``load_item`` reads back a logged item; it is called only for the unanswered items of 1->0 and
@@ -85,9 +96,11 @@ def annotate(result: PairResult, load_item: failure_modes.LoadItem | None = None
     counts = failure_modes.mode_counts(modes, keys)
     _set_columns(subtasks, counts[["F_format_share", "BT_format_share"]])
     _set_columns(subtasks, failure_modes.behaviour(samples, keys))
-    counts_of = subtasks[["subtask", "category", "seed", "n_11", "n_10", "n_01"]].astype(
-        {"subtask": str, "seed": str}
-    ).reset_index(drop=True)
+    counts_of = (
+        subtasks[["subtask", "category", "seed", "n_11", "n_10", "n_01"]]
+        .astype({"subtask": str, "seed": str})
+        .reset_index(drop=True)
+    )
     result.tables["failure_modes"] = pd.concat([counts_of.drop(columns="n_11"), counts], axis=1)
 
     items = drift.item_drift(samples)
@@ -105,16 +118,22 @@ def annotate(result: PairResult, load_item: failure_modes.LoadItem | None = None
     _set_columns(categories, _aligned(category_keys, means, tuple(f"{c}_mean" for c in columns)), macro)
     result.summary.setdefault("analyses", {}).update(
         {
-            "significance": {"test": "exact McNemar (two-sided binomial on n_10, n_01)",
-                             "family": "all sub-benchmark x seed rows of this pair", "fdr": significance.ALPHA},
+            "significance": {
+                "test": "exact McNemar (two-sided binomial on n_10, n_01)",
+                "family": "all sub-benchmark x seed rows of this pair",
+                "fdr": significance.ALPHA,
+            },
             "bootstrap": {"replicates": n_boot, "seed": seed, "level": bootstrap.LEVEL, "unit": bootstrap.UNIT},
-            "failure_modes": {"cut_chars_per_token": failure_modes.CUT_CHARS_PER_TOKEN,
-                              "items_read_back": modes.attrs["loaded"], "unreadable": modes.attrs["unreadable"]},
+            "failure_modes": {
+                "cut_chars_per_token": failure_modes.CUT_CHARS_PER_TOKEN,
+                "items_read_back": modes.attrs["loaded"],
+                "unreadable": modes.attrs["unreadable"],
+            },
             "drift": {"items": len(items), "at_risk_drop": drift.AT_RISK_DROP, "drift_share": drift.DRIFT_SHARE}
             if not items.empty
             else {"items": 0, "why": "no item logs option log-likelihoods on both sides (generative tasks)"},
         }
-    )  # fmt: skip
+    )
 
 
 def terminal_columns(result: PairResult) -> pd.DataFrame:

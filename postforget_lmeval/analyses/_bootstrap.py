@@ -86,10 +86,15 @@ def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd
         for s, seed_name in enumerate(codes.columns):
             parts.append(
                 pd.DataFrame(
-                    {"category": category, "subtask": subtask, "seed": seed_name,
-                     "replicate": np.arange(-1, n_boot), **{r: rates[r][:, s] for r in RATES}}
+                    {
+                        "category": category,
+                        "subtask": subtask,
+                        "seed": seed_name,
+                        "replicate": np.arange(-1, n_boot),
+                        **{r: rates[r][:, s] for r in RATES},
+                    }
                 )
-            )  # fmt: skip
+            )
     if not parts:
         return pd.DataFrame(columns=["category", "subtask", "seed", "replicate", *RATES])
     return pd.concat(parts, ignore_index=True)

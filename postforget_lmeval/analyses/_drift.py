@@ -99,14 +99,20 @@ def drift_summary(items: pd.DataFrame) -> pd.DataFrame:
     kept = (items["transition"] == "1->1").to_numpy()
     dp_gold = items["dp_gold"].to_numpy(dtype=float)
     flags = pd.DataFrame(
-        {"subtask": items["subtask"].astype(str), "seed": items["seed"].astype(str),
-         "dp_gold_11": np.where(kept, dp_gold, np.nan), "n_at_risk": kept & (dp_gold < -AT_RISK_DROP), "n_11": kept,
-         **{f"n_10_{lab}": (items["label"] == lab).to_numpy() for lab in LABELS}}
-    )  # fmt: skip
+        {
+            "subtask": items["subtask"].astype(str),
+            "seed": items["seed"].astype(str),
+            "dp_gold_11": np.where(kept, dp_gold, np.nan),
+            "n_at_risk": kept & (dp_gold < -AT_RISK_DROP),
+            "n_11": kept,
+            **{f"n_10_{lab}": (items["label"] == lab).to_numpy() for lab in LABELS},
+        }
+    )
     grouped = flags.groupby(["subtask", "seed"], sort=True)
     counts = grouped[["n_at_risk", "n_11", *(f"n_10_{lab}" for lab in LABELS)]].sum().astype(np.int64)
-    out = pd.DataFrame({"n_mc": grouped.size(), "dp_gold_median_11": grouped["dp_gold_11"].median(),
-                        "n_at_risk": counts["n_at_risk"]})  # fmt: skip
+    out = pd.DataFrame(
+        {"n_mc": grouped.size(), "dp_gold_median_11": grouped["dp_gold_11"].median(), "n_at_risk": counts["n_at_risk"]}
+    )
     out["at_risk_share"] = (counts["n_at_risk"] / counts["n_11"]).where(counts["n_11"] > 0)
     for lab in LABELS:
         out[f"n_10_{lab}"] = counts[f"n_10_{lab}"]

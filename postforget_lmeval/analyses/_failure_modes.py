@@ -38,8 +38,13 @@ MODES = ("wrong", "invalid", "no_answer", "cut", "refusal", "unknown")
 FORMAT_MODES = ("invalid", "no_answer", "cut", "refusal")
 CUT_CHARS_PER_TOKEN = 2.0
 LMEVAL_NO_MATCH = "[invalid]"  # lm-eval's regex filter fallback
-_STATUS_MODES = {"answered": "wrong", "no_answer": "no_answer", "unfinished": "cut", "invalid": "invalid",
-                 "refused": "refusal"}  # fmt: skip
+_STATUS_MODES = {
+    "answered": "wrong",
+    "no_answer": "no_answer",
+    "unfinished": "cut",
+    "invalid": "invalid",
+    "refused": "refusal",
+}
 """Extraction status of the wrong side -> its mode; any other status is ``unknown``."""
 DIRECTIONS = {"1->0": ("F", "after"), "0->1": ("BT", "before")}
 """transition -> (prefix of its columns, the side that is wrong)."""
@@ -92,8 +97,9 @@ def _wrong_side(samples: pd.DataFrame, max_gen_toks: Mapping[str, int | None], t
     side = DIRECTIONS[transition][1]
     items = samples[_equals(samples["transition"].astype(str), transition)]
     status = _column(items, f"status_{side}")
-    mode = np.array([_STATUS_MODES.get(s, "unknown") if isinstance(s, str) else "unknown" for s in status],
-                    dtype=object)  # fmt: skip
+    mode = np.array(
+        [_STATUS_MODES.get(s, "unknown") if isinstance(s, str) else "unknown" for s in status], dtype=object
+    )
     no_status = status.isna().to_numpy()
     mode[no_status & _has_options(_column(items, f"option_ll_{side}"))] = "wrong"
     mode[no_status & _equals(_column(items, f"answer_{side}"), LMEVAL_NO_MATCH)] = "no_answer"
@@ -192,14 +198,22 @@ def behaviour(samples: pd.DataFrame, keys: pd.DataFrame) -> pd.DataFrame:
     the median reply length, each side; NaN where the log does not say."""
     sides = ("before", "after")
     frame = pd.DataFrame(
-        {"subtask": samples["subtask"].astype(str).to_numpy(), "seed": samples["seed"].astype(str).to_numpy(),
-         **{f"answered_{side}": answered(samples, side) for side in sides},
-         **{f"median_chars_{side}": _column(samples, f"response_chars_{side}", np.nan).astype(float).to_numpy()
-            for side in sides}}
-    )  # fmt: skip
+        {
+            "subtask": samples["subtask"].astype(str).to_numpy(),
+            "seed": samples["seed"].astype(str).to_numpy(),
+            **{f"answered_{side}": answered(samples, side) for side in sides},
+            **{
+                f"median_chars_{side}": _column(samples, f"response_chars_{side}", np.nan).astype(float).to_numpy()
+                for side in sides
+            },
+        }
+    )
     grouped = frame.groupby(["subtask", "seed"])
     out = pd.concat(
-        [grouped[[f"answered_{side}" for side in sides]].mean(),
-         grouped[[f"median_chars_{side}" for side in sides]].median()], axis=1
-    )  # fmt: skip
+        [
+            grouped[[f"answered_{side}" for side in sides]].mean(),
+            grouped[[f"median_chars_{side}" for side in sides]].median(),
+        ],
+        axis=1,
+    )
     return out.reindex(pd.MultiIndex.from_frame(keys[["subtask", "seed"]])).reset_index(drop=True)

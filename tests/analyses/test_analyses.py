@@ -44,8 +44,15 @@ def _samples() -> pd.DataFrame:
             after = np.where(before == 1, rng.random(n) >= p_forget, rng.random(n) < 0.2).astype(np.int8)
             parts.append(
                 pd.DataFrame(
-                    {"subtask": subtask, "category": category, "seed": seed, "doc_id": np.arange(n),
-                     "before": before, "after": after, "k": 4.0}
+                    {
+                        "subtask": subtask,
+                        "category": category,
+                        "seed": seed,
+                        "doc_id": np.arange(n),
+                        "before": before,
+                        "after": after,
+                        "k": 4.0,
+                    }
                 )
             )
     samples = pd.concat(parts, ignore_index=True)
@@ -146,7 +153,7 @@ def _recount(side: str) -> dict[tuple[str, int], tuple[np.ndarray, int, int]]:
     """(task, doc_id) -> (option probabilities, gold index, acc), read straight from the top-level samples files."""
     out = {}
     for path in (REFERENCE / side).glob("*/samples_*.jsonl"):
-        task = path.name[len("samples_"):].rsplit("_", 1)[0]
+        task = path.name[len("samples_") :].rsplit("_", 1)[0]
         for line in path.read_text().splitlines():
             rec = json.loads(line)
             ll = np.array([float(pair[0]) for pair in rec["filtered_resps"]])

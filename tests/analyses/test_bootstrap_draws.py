@@ -19,8 +19,11 @@ def _samples() -> pd.DataFrame:
     rng = np.random.default_rng(42)
     parts = []
     for subtask, category, n, seeds in (
-        ("a", "X", 30, ("0", "1")), ("b", "X", 25, ("0", "1")), ("c", "Y", 40, ("0",)), ("d", "Y", 20, ("0", "1"))
-    ):  # fmt: skip
+        ("a", "X", 30, ("0", "1")),
+        ("b", "X", 25, ("0", "1")),
+        ("c", "Y", 40, ("0",)),
+        ("d", "Y", 20, ("0", "1")),
+    ):
         k = rng.choice([2.0, 3.0, 4.0, 5.0], size=n)
         k[0] = np.nan if subtask == "d" else k[0]
         for seed in seeds:
@@ -74,8 +77,16 @@ def _reference(samples: pd.DataFrame, n_boot: int, seed: int) -> tuple[pd.DataFr
                 m = metrics.transition_metrics(
                     codes[paired, s] // 2, codes[paired, s] % 2, k=None if k is None else k[paired]
                 )
-                rows.append({"category": category, "subtask": subtask, "seed": seed_name, "replicate": replicate,
-                             "F_true": m["F_true"], "BT_true": m["BT_true"]})  # fmt: skip
+                rows.append(
+                    {
+                        "category": category,
+                        "subtask": subtask,
+                        "seed": seed_name,
+                        "replicate": replicate,
+                        "F_true": m["F_true"],
+                        "BT_true": m["BT_true"],
+                    }
+                )
     reps = pd.DataFrame(rows)
     macro = metrics.macro_means(reps, bootstrap.RATES, by=["replicate"]).reset_index()
     return _quantiles(reps, ["subtask", "seed"]), _quantiles(macro, ["category"])

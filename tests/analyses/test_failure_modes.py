@@ -87,8 +87,16 @@ def _samples() -> pd.DataFrame:
         rows, columns=["doc_id", "transition", "status_after", "answer_after", "response_chars_after", "status_before"]
     )
     return frame.assign(
-        subtask="s", category="C", seed="0", replicate=0, answer_before="A", response_chars_before=300.0,
-        file_before="b.jsonl", file_after="a.jsonl", locator_before=frame["doc_id"], locator_after=frame["doc_id"],
+        subtask="s",
+        category="C",
+        seed="0",
+        replicate=0,
+        answer_before="A",
+        response_chars_before=300.0,
+        file_before="b.jsonl",
+        file_after="a.jsonl",
+        locator_before=frame["doc_id"],
+        locator_after=frame["doc_id"],
     )
 
 
@@ -108,8 +116,15 @@ def test_item_modes_and_counts() -> None:
     samples = _samples()
     modes = item_modes(samples, {"a.jsonl": 1000, "b.jsonl": 1000}, load_item).set_index("doc_id")
     assert modes["mode"].to_dict() == {
-        0: "wrong", 1: "invalid", 2: "cut", 3: "cut", 10: "refusal", 11: "no_answer", 12: "cut",
-        20: "no_answer", 13: "refusal",
+        0: "wrong",
+        1: "invalid",
+        2: "cut",
+        3: "cut",
+        10: "refusal",
+        11: "no_answer",
+        12: "cut",
+        20: "no_answer",
+        13: "refusal",
     }
     assert modes.loc[12, "response_chars"] == 5000
     # only the short unanswered items of the changed transitions were read back
@@ -162,7 +177,8 @@ def test_ordinary_tasks() -> None:
             "seed": "0",
             "doc_id": [0, 1, 0, 1, 2],
             "transition": ["1->0", "1->1", "1->0", "1->0", "1->1"],
-            "status_before": None, "status_after": None,
+            "status_before": None,
+            "status_after": None,
             "answer_before": ["A", "A", "12", "7", "3"],
             "answer_after": ["B", "A", "[invalid]", "8", "3"],
             "option_ll_before": [[-1.0, -2.0], [-1.0, -2.0], None, None, None],
