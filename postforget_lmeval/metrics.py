@@ -17,59 +17,16 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-METRIC_COLUMNS: tuple[str, ...] = (
-    "k",
-    "n",
-    "n_11",
-    "n_10",
-    "n_01",
-    "n_00",
-    "acc_before",
-    "acc_after",
-    "F",
-    "BT",
-    "F_chance",
-    "BT_chance",
-    "F_true",
-    "BT_true",
-    "F_max",
-    "BT_max",
-    "F_rel",
-)
+_COUNTS = ("n_11", "n_10", "n_01", "n_00")
+_RATES = ("acc_before", "acc_after", "F", "BT", "F_chance", "BT_chance", "F_true", "BT_true")
+
+METRIC_COLUMNS: tuple[str, ...] = ("k", "n", *_COUNTS, *_RATES, "F_max", "BT_max", "F_rel")
 """Keys of :func:`transition_metrics`, in report order."""
 
-RATE_METRICS: tuple[str, ...] = (
-    "acc_before",
-    "acc_after",
-    "F",
-    "BT",
-    "F_chance",
-    "F_true",
-    "BT_true",
-    "F_max",
-    "BT_max",
-    "F_rel",
-)
+RATE_METRICS: tuple[str, ...] = tuple(m for m in (*_RATES, "F_max", "BT_max", "F_rel") if m != "BT_chance")
 """Metrics that are averaged across sub-benchmarks and seeds (BT_chance equals F_chance)."""
 
-SEED_AGREEMENT_COLUMNS: tuple[str, ...] = (
-    "k",
-    "n",
-    "n_seeds",
-    "n_agree",
-    "n_11",
-    "n_10",
-    "n_01",
-    "n_00",
-    "acc_before",
-    "acc_after",
-    "F",
-    "BT",
-    "F_chance",
-    "BT_chance",
-    "F_true",
-    "BT_true",
-)
+SEED_AGREEMENT_COLUMNS: tuple[str, ...] = ("k", "n", "n_seeds", "n_agree", *_COUNTS, *_RATES)
 """Keys of :func:`seed_agreement_metrics`."""
 
 OVERALL = "OVERALL"
@@ -87,6 +44,13 @@ def _ratio(num: float, den: float) -> float:
 def _clip0(x: float) -> float:
     """max(x, 0) that keeps NaN (Python's max(nan, 0) depends on argument order)."""
     return _NAN if math.isnan(x) else max(x, 0.0)
+
+
+def _rates(acc_b: float, acc_a: float, f: float, bt: float, chance: float) -> dict[str, float]:
+    """The rates of :data:`_RATES` from the accuracies, the raw F and BT and the chance baseline (shared by
+    F and BT): what both the single-seed and the seed-agreement variants report."""
+    rates = (acc_b, acc_a, f, bt, chance, chance, _clip0(f - chance), _clip0(bt - chance))
+    return dict(zip(_RATES, rates))
 
 
 def binary(values: ArrayLike, name: str, ndim: int) -> np.ndarray:
@@ -186,18 +150,8 @@ def counts_metrics(n_11: int, n_10: int, n_01: int, n_00: int, keff: float) -> d
     return {
         "k": keff,
         "n": n,
-        "n_11": n_11,
-        "n_10": n_10,
-        "n_01": n_01,
-        "n_00": n_00,
-        "acc_before": acc_b,
-        "acc_after": acc_a,
-        "F": f,
-        "BT": bt,
-        "F_chance": chance,
-        "BT_chance": chance,
-        "F_true": _clip0(f - chance),
-        "BT_true": _clip0(bt - chance),
+        **dict(zip(_COUNTS, (n_11, n_10, n_01, n_00))),
+        **_rates(acc_b, acc_a, f, bt, chance),
         "F_max": f_max,
         "BT_max": bt_max,
         "F_rel": _ratio(n_10, n_11 + n_10),
@@ -262,18 +216,8 @@ def seed_agreement_metrics(before: ArrayLike, after: ArrayLike, k: ArrayLike | f
         "n": n,
         "n_seeds": n_seeds,
         "n_agree": int(np.count_nonzero(agree)),
-        "n_11": n_11,
-        "n_10": n_10,
-        "n_01": n_01,
-        "n_00": n_00,
-        "acc_before": acc_b,
-        "acc_after": acc_a,
-        "F": f,
-        "BT": bt,
-        "F_chance": chance,
-        "BT_chance": chance,
-        "F_true": _clip0(f - chance),
-        "BT_true": _clip0(bt - chance),
+        **dict(zip(_COUNTS, (n_11, n_10, n_01, n_00))),
+        **_rates(acc_b, acc_a, f, bt, chance),
     }
 
 

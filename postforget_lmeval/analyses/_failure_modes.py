@@ -158,10 +158,13 @@ def item_modes(
     wanted = np.flatnonzero(unanswered & ~(chars >= bound) & items["file"].notna().to_numpy())
     verdicts = _read_back(items.iloc[wanted], load_item) if load_item is not None else []
     for i, verdict in zip(wanted, verdicts):
-        if verdict is not None:
-            length, refuses = verdict
-            chars[i] = length if np.isnan(chars[i]) else chars[i]
-            mode[i] = "refusal" if refuses else mode[i]
+        if verdict is None:
+            continue
+        length, refuses = verdict
+        if np.isnan(chars[i]):  # the log has no length: the reply read back gives it
+            chars[i] = length
+        if refuses:
+            mode[i] = "refusal"
     mode[unanswered & (mode == "no_answer") & (chars >= bound)] = "cut"
     out = items.drop(columns=["limit", "file", "locator", "replicate"]).assign(mode=mode, response_chars=chars)
     loaded = sum(verdict is not None for verdict in verdicts)
