@@ -11,28 +11,26 @@ because one of them has no chance baseline.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-METRIC_COLUMNS: tuple[str, ...] = (
-    "k", "n", "n_11", "n_10", "n_01", "n_00", "acc_before", "acc_after", "F", "BT",
-    "F_chance", "BT_chance", "F_true", "BT_true", "F_max", "BT_max", "F_rel",
-)
+_COUNTS = ("n_11", "n_10", "n_01", "n_00")
+_RATES = ("acc_before", "acc_after", "F", "BT", "F_chance", "BT_chance", "F_true", "BT_true")
+
+METRIC_COLUMNS: tuple[str, ...] = ("k", "n", *_COUNTS, *_RATES, "F_max", "BT_max", "F_rel")
 """Keys of :func:`transition_metrics`, in report order."""
 
-RATE_METRICS: tuple[str, ...] = (
-    "acc_before", "acc_after", "F", "BT", "F_chance", "F_true", "BT_true", "F_max", "BT_max",
-    "F_rel",
-)
+RATE_METRICS: tuple[str, ...] = tuple(m for m in (*_RATES, "F_max", "BT_max", "F_rel") if m != "BT_chance")
 """Metrics that are averaged across sub-benchmarks and seeds (BT_chance equals F_chance)."""
 
-SEED_AGREEMENT_COLUMNS: tuple[str, ...] = (
-    "k", "n", "n_seeds", "n_agree", "n_11", "n_10", "n_01", "n_00", "acc_before", "acc_after",
-    "F", "BT", "F_chance", "BT_chance", "F_true", "BT_true",
-)
+SEED_AGREEMENT_COLUMNS: tuple[str, ...] = ("k", "n", "n_seeds", "n_agree", *_COUNTS, *_RATES)
 """Keys of :func:`seed_agreement_metrics`."""
+
+OVERALL = "OVERALL"
+"""The ``category`` of the row that averages over all categories."""
 
 _KEYS = ("category", "subtask", "seed")
 _NAN = float("nan")
@@ -48,6 +46,13 @@ def _clip0(x: float) -> float:
     return _NAN if math.isnan(x) else max(x, 0.0)
 
 
+def _rates(acc_b: float, acc_a: float, f: float, bt: float, chance: float) -> dict[str, float]:
+    """The rates of :data:`_RATES` from the accuracies, the raw F and BT and the chance baseline (shared by
+    F and BT): what both the single-seed and the seed-agreement variants report."""
+    rates = (acc_b, acc_a, f, bt, chance, chance, _clip0(f - chance), _clip0(bt - chance))
+    return dict(zip(_RATES, rates))
+
+
 def binary(values: ArrayLike, name: str, ndim: int) -> np.ndarray:
     """Validate a 0/1 correctness array and return it as bool.
 
@@ -57,8 +62,9 @@ def binary(values: ArrayLike, name: str, ndim: int) -> np.ndarray:
     arr = np.asarray(values)
     if arr.ndim != ndim:
         raise ValueError(f"{name} must be a {ndim}-D array of 0/1 values, got shape {arr.shape}")
-    if arr.size and not ((arr == 0) | (arr == 1)).all():  # np.isin(arr, (0, 1)), without its set machinery
-        bad = np.unique(arr[~np.isin(arr, (0, 1))])[:5]
+    valid = np.isin(arr, (0, 1))
+    if not valid.all():
+        bad = np.unique(arr[~valid])[:5]
         raise ValueError(
             f"{name} must contain only 0/1 (or True/False) per-item correctness; "
             f"found {bad.tolist()} (scores in (0,1) are not transitions: binarise them first)"
@@ -127,7 +133,7 @@ def transition_metrics(before: ArrayLike, after: ArrayLike, k: ArrayLike | float
 
 def counts_metrics(n_11: int, n_10: int, n_01: int, n_00: int, keff: float) -> dict[str, float]:
     """:func:`transition_metrics` from the four transition counts and :func:`k_eff` of the items' k, for callers
-    that count many sub-benchmarks at once (one pass over all items instead of one call per sub-benchmark)."""
+    that have counted the transitions already (the pairing counts all sub-benchmarks at once)."""
     n = n_11 + n_10 + n_01 + n_00
     acc_b = _ratio(n_11 + n_10, n)
     acc_a = _ratio(n_11 + n_01, n)
@@ -142,11 +148,13 @@ def counts_metrics(n_11: int, n_10: int, n_01: int, n_00: int, keff: float) -> d
         bt_max = _clip0((keff * acc_a - 1.0) / (keff - 1.0))
 
     return {
-        "k": keff, "n": n, "n_11": n_11, "n_10": n_10, "n_01": n_01, "n_00": n_00,
-        "acc_before": acc_b, "acc_after": acc_a, "F": f, "BT": bt,
-        "F_chance": chance, "BT_chance": chance,
-        "F_true": _clip0(f - chance), "BT_true": _clip0(bt - chance),
-        "F_max": f_max, "BT_max": bt_max, "F_rel": _ratio(n_10, n_11 + n_10),
+        "k": keff,
+        "n": n,
+        **dict(zip(_COUNTS, (n_11, n_10, n_01, n_00))),
+        **_rates(acc_b, acc_a, f, bt, chance),
+        "F_max": f_max,
+        "BT_max": bt_max,
+        "F_rel": _ratio(n_10, n_11 + n_10),
     }
 
 
@@ -204,11 +212,12 @@ def seed_agreement_metrics(before: ArrayLike, after: ArrayLike, k: ArrayLike | f
         chance = float(unknown * np.mean(inv**n_seeds) * np.mean((1.0 - inv) ** n_seeds))
 
     return {
-        "k": keff, "n": n, "n_seeds": n_seeds, "n_agree": int(np.count_nonzero(agree)),
-        "n_11": n_11, "n_10": n_10, "n_01": n_01, "n_00": n_00,
-        "acc_before": acc_b, "acc_after": acc_a, "F": f, "BT": bt,
-        "F_chance": chance, "BT_chance": chance,
-        "F_true": _clip0(f - chance), "BT_true": _clip0(bt - chance),
+        "k": keff,
+        "n": n,
+        "n_seeds": n_seeds,
+        "n_agree": int(np.count_nonzero(agree)),
+        **dict(zip(_COUNTS, (n_11, n_10, n_01, n_00))),
+        **_rates(acc_b, acc_a, f, bt, chance),
     }
 
 
@@ -219,13 +228,39 @@ def _validated(subtasks: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame
         raise ValueError(f"subtask table lacks columns {missing}")
     if subtasks.empty:
         raise ValueError("subtask table is empty: nothing to aggregate")
-    if (subtasks["category"] == "OVERALL").any():
-        raise ValueError("'OVERALL' is reserved for the overall row and cannot be a category name")
+    if (subtasks["category"] == OVERALL).any():
+        raise ValueError(f"{OVERALL!r} is reserved for the overall row and cannot be a category name")
     dup = subtasks.duplicated(list(_KEYS), keep=False)
     if dup.any():
         rows = subtasks.loc[dup, list(_KEYS)].drop_duplicates().head(5).to_dict("records")
         raise ValueError(f"subtask table has several rows for the same (category, subtask, seed): {rows}")
     return subtasks
+
+
+def macro_per_seed(
+    rows: pd.DataFrame, columns: Sequence[str], by: Sequence[str] = ()
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The macro structure of the headline figures before the seeds are averaged, the one definition that the
+    paper's rates, the analyses' columns and their bootstrap replicates share.
+
+    ``rows``: one row per (category, subtask, seed[, *by]) with ``columns``; ``by``: extra keys kept apart
+    throughout (the bootstrap's replicate). Returns the unweighted mean over a category's sub-benchmarks per
+    (*by, category, seed), and the unweighted mean over those categories per (*by, seed). A NaN value is
+    left out of its column's means only.
+    """
+    keys = list(by)
+    per_cat = rows.groupby([*keys, "category", "seed"], sort=True, dropna=False, observed=True)[list(columns)].mean()
+    overall = per_cat.groupby(level=[*keys, "seed"], sort=True, dropna=False).mean()
+    return per_cat, overall
+
+
+def macro_means(rows: pd.DataFrame, columns: Sequence[str], by: Sequence[str] = ()) -> pd.DataFrame:
+    """:func:`macro_per_seed` averaged over seeds: indexed by (*by, category), the categories sorted by name,
+    then the OVERALL rows."""
+    per_cat, overall = macro_per_seed(rows, columns, by)
+    levels = [*by, "category"]
+    overall = overall.assign(category=OVERALL).set_index("category", append=True)
+    return pd.concat([frame.groupby(level=levels, sort=True, dropna=False).mean() for frame in (per_cat, overall)])
 
 
 def _across_seeds(subtasks: pd.DataFrame, per_cat: pd.DataFrame, overall: pd.DataFrame, average: str) -> pd.DataFrame:
@@ -234,14 +269,13 @@ def _across_seeds(subtasks: pd.DataFrame, per_cat: pd.DataFrame, overall: pd.Dat
     ``per_cat`` is indexed by (category, seed), ``overall`` by seed. pandas skips NaN in both, and
     the std of a single value is NaN, as docs/method.md §2 asks for one seed.
     """
-    # column by column, as agg(["mean", "std"]) would (a whole frame's grouped mean may differ in the last bit),
-    # without its machinery; the level by name (see _pooled)
-    by_category = per_cat.groupby("category", sort=True)
-    cat_stats = pd.DataFrame({f"{m}_{s}": getattr(by_category[m], s)() for m in per_cat for s in ("mean", "std")})
-    all_stats = pd.DataFrame(
-        [[getattr(overall[m], s)() for m in overall for s in ("mean", "std")]], index=["OVERALL"], columns=cat_stats.columns
-    )  # what overall.agg(["mean", "std"]) computes, column by column
-    stats = pd.concat([cat_stats, all_stats])
+    stats = pd.concat(
+        [
+            per_cat.groupby(level="category", sort=True).agg(["mean", "std"]),
+            overall.agg(["mean", "std"]).unstack().to_frame(OVERALL).T,
+        ]
+    )
+    stats.columns = [f"{metric}_{stat}" for metric, stat in stats.columns]
 
     by_cat = subtasks.groupby("category", sort=True)
     n_subtasks, n_seeds = by_cat["subtask"].nunique(), by_cat["seed"].nunique(dropna=False)
@@ -250,7 +284,7 @@ def _across_seeds(subtasks: pd.DataFrame, per_cat: pd.DataFrame, overall: pd.Dat
             "n_subtasks": [*n_subtasks, len(subtasks[["category", "subtask"]].drop_duplicates())],
             "n_seeds": [*n_seeds, subtasks["seed"].nunique(dropna=False)],
         },
-        index=[*n_subtasks.index, "OVERALL"],
+        index=[*n_subtasks.index, OVERALL],
     )
     out = pd.concat([sizes, stats], axis=1)
     out.insert(0, "average", average)
@@ -260,17 +294,16 @@ def _across_seeds(subtasks: pd.DataFrame, per_cat: pd.DataFrame, overall: pd.Dat
 def aggregate(subtasks: pd.DataFrame) -> pd.DataFrame:
     """Macro averages (the paper's headline figure), per category and OVERALL, mean ± std over seeds.
 
-    Input: one row per (category, subtask, seed) with :data:`METRIC_COLUMNS`. Per category and
-    seed: unweighted mean over the category's sub-benchmarks (those present for that seed); OVERALL
-    per seed: unweighted mean over categories; then mean and ddof=1 std across seeds. A NaN metric
-    (e.g. F_true without k) is left out of that metric's means only.
+    Input: one row per (category, subtask, seed) with :data:`METRIC_COLUMNS`. The macro structure is
+    :func:`macro_per_seed`'s: per category and seed the unweighted mean over the category's sub-benchmarks
+    (those present for that seed), OVERALL per seed the unweighted mean over categories; then mean and
+    ddof=1 std across seeds. A NaN metric (e.g. F_true without k) is left out of that metric's means only.
 
     Output columns: category, average ('macro'), n_subtasks, n_seeds, then ``M_mean``, ``M_std``
     for each M in :data:`RATE_METRICS`; categories sorted by name, OVERALL last.
     """
     df = _validated(subtasks, METRIC_COLUMNS)
-    per_cat = df.groupby(["category", "seed"], dropna=False)[list(RATE_METRICS)].mean()
-    overall = per_cat.groupby("seed", dropna=False).mean()  # the level by name: see _pooled
+    per_cat, overall = macro_per_seed(df, RATE_METRICS)
     return _across_seeds(df, per_cat, overall, "macro")
 
 
@@ -282,19 +315,14 @@ def _pooled(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     sub-benchmarks per pooled item, which is the right baseline because the response model holds
     within a sub-benchmark (with its own accuracy and k), not across the pool.
     """
-    values = df[list(RATE_METRICS)].to_numpy(dtype=float)
-    weights = np.repeat(df["n"].to_numpy(dtype=float)[:, None], len(RATE_METRICS), axis=1)
-    weights[:, RATE_METRICS.index("F_rel")] = (df["n_11"] + df["n_10"]).to_numpy(dtype=float)
-    missing = np.isnan(values)
-    weights[missing] = 0.0
-    # numerators and weights summed by one groupby, keyed by column names: pandas formats a repr of a key that
-    # is a Series (or the index of level=) to test whether it names a column, more costly than the sums
-    sums = pd.DataFrame(np.hstack([np.where(missing, 0.0, values) * weights, weights]))
-    for i, key in enumerate(keys):
-        sums.insert(i, key, df[key].array)
-    sums = sums.groupby(keys, dropna=False).sum()
-    num, den = sums.iloc[:, : len(RATE_METRICS)].to_numpy(), sums.iloc[:, len(RATE_METRICS) :].to_numpy()
-    return pd.DataFrame(num / np.where(den > 0, den, np.nan), index=sums.index, columns=list(RATE_METRICS))
+    values = df[list(RATE_METRICS)].astype(float)
+    weights = pd.DataFrame({m: df["n"] for m in RATE_METRICS}, dtype=float)
+    weights["F_rel"] = (df["n_11"] + df["n_10"]).astype(float)
+    weights = weights.where(values.notna(), 0.0)
+    groups = [df[key] for key in keys]
+    num = (values.fillna(0.0) * weights).groupby(groups, sort=True, dropna=False).sum()
+    den = weights.groupby(groups, sort=True, dropna=False).sum()
+    return num / den.where(den > 0)
 
 
 def aggregate_micro(subtasks: pd.DataFrame) -> pd.DataFrame:

@@ -42,6 +42,7 @@ def no_warnings():
 
 # --- docs/method.md §1 worked examples -------------------------------------------------------------------
 
+
 def test_worked_example_1(no_warnings):
     m = transition_metrics(bits("1111111100"), bits("1111110010"), k=4)
     assert tuple(m) == METRIC_COLUMNS
@@ -93,6 +94,7 @@ def test_worked_example_3_80_to_70(no_warnings):
 
 
 # --- k handling --------------------------------------------------------------------------------
+
 
 def test_k_eff_constant_and_mixed(no_warnings):
     assert k_eff(4) == 4.0
@@ -149,6 +151,7 @@ def test_accepts_bools_and_float_zero_one(no_warnings):
 
 # --- bad input ---------------------------------------------------------------------------------
 
+
 def test_length_mismatch():
     with pytest.raises(ValueError, match=r"same items: 3 vs 2"):
         transition_metrics([1, 0, 1], [1, 0])
@@ -171,16 +174,19 @@ def test_wrong_k_length_and_shape():
 
 # --- hypothesis properties ---------------------------------------------------------------------
 
+
 @st.composite
 def paired_runs(draw):
     n = draw(st.integers(0, 60))
     before = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
     after = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
-    k = draw(st.one_of(
-        st.none(),
-        st.integers(1, 20),
-        st.lists(st.integers(2, 20), min_size=n, max_size=n),
-    ))
+    k = draw(
+        st.one_of(
+            st.none(),
+            st.integers(1, 20),
+            st.lists(st.integers(2, 20), min_size=n, max_size=n),
+        )
+    )
     return before, after, k
 
 
@@ -201,8 +207,13 @@ def test_properties(run):
         assert 0.0 <= m["F_true"] <= m["F"]
         assert 0.0 <= m["BT_true"] <= m["BT"]
         assert 0.0 <= m["F_max"] <= 1.0
-    for x, y in [("F", "BT"), ("F_max", "BT_max"), ("F_true", "BT_true"), ("acc_before", "acc_after"),
-                 ("n_10", "n_01")]:
+    for x, y in [
+        ("F", "BT"),
+        ("F_max", "BT_max"),
+        ("F_true", "BT_true"),
+        ("acc_before", "acc_after"),
+        ("n_10", "n_01"),
+    ]:
         assert same(m[x], s[y]) and same(m[y], s[x]), (x, y)
 
 
@@ -219,6 +230,7 @@ def test_one_seed_agreement_equals_single_seed(run):
 
 
 # --- seed-agreement variant --------------------------------------------------------------------
+
 
 def test_seed_agreement_hand_case(no_warnings):
     # rows: items; columns: seeds 0 and 1
@@ -256,6 +268,7 @@ def test_seed_agreement_without_k_and_bad_input(no_warnings):
 
 # --- aggregation (docs/method.md §2) ---------------------------------------------------------------------
 
+
 def row(category: str, subtask: str, seed: int, n: int, n_10: int, f_true: float, acc: float) -> dict:
     """A subtask row with chosen F (=n_10/n), F_true and acc_before; the rest NaN or 0."""
     r = {c: float("nan") for c in METRIC_COLUMNS}
@@ -266,15 +279,17 @@ def row(category: str, subtask: str, seed: int, n: int, n_10: int, f_true: float
 
 @pytest.fixture
 def table() -> pd.DataFrame:
-    return pd.DataFrame([
-        #   category subtask seed  n  n_10 F_true  acc_before       F
-        row("Math", "m1", 0, 10, 1, 0.08, 0.50),                  # 0.10
-        row("Math", "m2", 0, 30, 9, 0.20, 0.70),                  # 0.30
-        row("Logic", "l1", 0, 20, 1, float("nan"), 0.60),         # 0.05 (k unknown)
-        row("Math", "m1", 1, 10, 2, 0.16, 0.40),                  # 0.20
-        row("Math", "m2", 1, 30, 6, 0.12, 0.80),                  # 0.20
-        row("Logic", "l1", 1, 20, 3, float("nan"), 0.90),         # 0.15
-    ])
+    return pd.DataFrame(
+        [
+            #   category subtask seed  n  n_10 F_true  acc_before       F
+            row("Math", "m1", 0, 10, 1, 0.08, 0.50),  # 0.10
+            row("Math", "m2", 0, 30, 9, 0.20, 0.70),  # 0.30
+            row("Logic", "l1", 0, 20, 1, float("nan"), 0.60),  # 0.05 (k unknown)
+            row("Math", "m1", 1, 10, 2, 0.16, 0.40),  # 0.20
+            row("Math", "m2", 1, 30, 6, 0.12, 0.80),  # 0.20
+            row("Logic", "l1", 1, 20, 3, float("nan"), 0.90),  # 0.15
+        ]
+    )
 
 
 def test_aggregate_macro_by_hand(table, no_warnings):

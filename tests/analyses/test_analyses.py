@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,9 +11,9 @@ import pytest
 from scipy import stats
 
 import postforget_lmeval
-from postforget_lmeval.analyses import annotate as analyses
-from postforget_lmeval import metrics
+from postforget_lmeval import analyses, metrics
 from postforget_lmeval.pairing.results import PairResult
+from postforget_lmeval.report.analyses_md import analyses_markdown
 from tests.helpers import paths
 
 
@@ -45,8 +44,15 @@ def _samples() -> pd.DataFrame:
             after = np.where(before == 1, rng.random(n) >= p_forget, rng.random(n) < 0.2).astype(np.int8)
             parts.append(
                 pd.DataFrame(
-                    {"subtask": subtask, "category": category, "seed": seed, "doc_id": np.arange(n),
-                     "before": before, "after": after, "k": 4.0}
+                    {
+                        "subtask": subtask,
+                        "category": category,
+                        "seed": seed,
+                        "doc_id": np.arange(n),
+                        "before": before,
+                        "after": after,
+                        "k": 4.0,
+                    }
                 )
             )
     samples = pd.concat(parts, ignore_index=True)
@@ -123,7 +129,7 @@ def test_annotate_adds_failure_modes_behaviour_and_drift() -> None:
     assert macro.loc["Math", "F_format_share_mean"] == pytest.approx(math_share)
     assert macro.loc["OVERALL", "F_format_share_mean"] == pytest.approx((math_share + 0.0) / 2)
 
-    text = analyses.analyses_markdown(result)
+    text = analyses_markdown(result)
     assert text.startswith("## Analyses beyond the paper")
     assert "Why were items forgotten?" in text and "significant at q < 0.05" in text
     assert "at risk" in text
@@ -136,7 +142,7 @@ def test_markdown_says_drift_is_unavailable_for_generative_runs() -> None:
     analyses.annotate(result, None, n_boot=20)
     assert "drift" not in result.tables and "drift_items" not in result.tables
     assert result.subtasks["at_risk_share"].isna().all()
-    assert "cannot be measured" in analyses.analyses_markdown(result)
+    assert "cannot be measured" in analyses_markdown(result)
     assert result.summary["analyses"]["drift"]["items"] == 0
 
 
@@ -147,7 +153,7 @@ def _recount(side: str) -> dict[tuple[str, int], tuple[np.ndarray, int, int]]:
     """(task, doc_id) -> (option probabilities, gold index, acc), read straight from the top-level samples files."""
     out = {}
     for path in (REFERENCE / side).glob("*/samples_*.jsonl"):
-        task = path.name[len("samples_"):].rsplit("_", 1)[0]
+        task = path.name[len("samples_") :].rsplit("_", 1)[0]
         for line in path.read_text().splitlines():
             rec = json.loads(line)
             ll = np.array([float(pair[0]) for pair in rec["filtered_resps"]])
@@ -186,4 +192,4 @@ def test_real_mmlu_pair_against_an_independent_recount() -> None:
         assert sig.loc[task, "p_mcnemar"] == pytest.approx(p)
     modes = result.tables["failure_modes"]
     assert modes["n_10_wrong"].sum() == sum(n_10.values()) and (modes["F_format_share"] == 0).all()
-    assert "option log-likelihoods" not in analyses.analyses_markdown(result)
+    assert "option log-likelihoods" not in analyses_markdown(result)

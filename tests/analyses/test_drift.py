@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from postforget_lmeval.analyses.drift import drift_summary, item_drift
+from postforget_lmeval.analyses._drift import drift_summary, item_drift
 
 
 def _ll(*probs: float) -> list[float]:
@@ -30,12 +30,30 @@ CASES = [
 
 def _samples() -> pd.DataFrame:
     rows = [
-        {"subtask": "s", "category": "C", "seed": "0", "doc_id": d, "transition": t, "gold": g,
-         "option_ll_before": _ll(*b), "option_ll_after": _ll(*a)}
+        {
+            "subtask": "s",
+            "category": "C",
+            "seed": "0",
+            "doc_id": d,
+            "transition": t,
+            "gold": g,
+            "option_ll_before": _ll(*b),
+            "option_ll_after": _ll(*a),
+        }
         for d, t, g, b, a in CASES
     ]
-    rows.append({"subtask": "s", "category": "C", "seed": "0", "doc_id": 7, "transition": "1->0", "gold": "A",
-                 "option_ll_before": None, "option_ll_after": None})  # generative item: no figures
+    rows.append(
+        {
+            "subtask": "s",
+            "category": "C",
+            "seed": "0",
+            "doc_id": 7,
+            "transition": "1->0",
+            "gold": "A",
+            "option_ll_before": None,
+            "option_ll_after": None,
+        }
+    )  # generative item: no figures
     return pd.DataFrame(rows)
 
 

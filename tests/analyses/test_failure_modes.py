@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from re import _constants as C  # noqa: N812 - the regex parser's opcodes, to expand the phrases
 from re import _parser as re_parser
 from typing import Any
@@ -15,12 +13,8 @@ import pandas as pd
 import pytest
 
 from postforget_lmeval import pair
-from postforget_lmeval.analyses.failure_modes import (
-    answered, behaviour, item_modes, mode_counts, modes_of, read_replies, replies_to_read,
-)
-from postforget_lmeval.pairing.keyed_rows import item_rows
+from postforget_lmeval.analyses._failure_modes import answered, behaviour, item_modes, mode_counts
 from postforget_lmeval.scoring.refusal import CUES, PHRASES, edge_sentences, is_refusal
-
 from tests.helpers.lmeval_runs import LONG_RESPONSE, pf_record, sample_line, write_run
 
 
@@ -93,15 +87,23 @@ def _samples() -> pd.DataFrame:
         rows, columns=["doc_id", "transition", "status_after", "answer_after", "response_chars_after", "status_before"]
     )
     return frame.assign(
-        subtask="s", category="C", seed="0", replicate=0, answer_before="A", response_chars_before=300.0,
-        file_before="b.jsonl", file_after="a.jsonl", locator_before=frame["doc_id"], locator_after=frame["doc_id"],
+        subtask="s",
+        category="C",
+        seed="0",
+        replicate=0,
+        answer_before="A",
+        response_chars_before=300.0,
+        file_before="b.jsonl",
+        file_after="a.jsonl",
+        locator_before=frame["doc_id"],
+        locator_after=frame["doc_id"],
     )
 
 
-def _counts(modes: Any, samples: pd.DataFrame) -> pd.DataFrame:
+def _counts(modes: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
     """mode_counts per (subtask, seed) of ``samples``, with those keys."""
     keys = samples[["subtask", "seed"]].drop_duplicates().reset_index(drop=True)
-    return keys.join(mode_counts(modes, item_rows(samples, keys, ["subtask", "seed"]), len(keys)))
+    return keys.join(mode_counts(modes, keys))
 
 
 def test_item_modes_and_counts() -> None:
@@ -114,43 +116,48 @@ def test_item_modes_and_counts() -> None:
     samples = _samples()
     modes = item_modes(samples, {"a.jsonl": 1000, "b.jsonl": 1000}, load_item).set_index("doc_id")
     assert modes["mode"].to_dict() == {
-        0: "wrong", 1: "invalid", 2: "cut", 3: "cut", 10: "refusal", 11: "no_answer", 12: "cut",
-        20: "no_answer", 13: "refusal",
+        0: "wrong",
+        1: "invalid",
+        2: "cut",
+        3: "cut",
+        10: "refusal",
+        11: "no_answer",
+        12: "cut",
+        20: "no_answer",
+        13: "refusal",
     }
     assert modes.loc[12, "response_chars"] == 5000
     # only the short unanswered items of the changed transitions were read back
     assert sorted(loaded) == [("a.jsonl", 10), ("a.jsonl", 11), ("a.jsonl", 12), ("b.jsonl", 13), ("b.jsonl", 20)]
 
-    found = modes_of(samples, {"a.jsonl": 1000, "b.jsonl": 1000}, load_item)
-    assert found.loaded == 5 and found.unreadable == 0
-    counts = _counts(found, samples).iloc[0]
+    assert modes.attrs == {"loaded": 5, "unreadable": 0}
+    counts = _counts(modes.reset_index(), samples).iloc[0]
     assert (counts["n_10_wrong"], counts["n_10_invalid"], counts["n_10_cut"]) == (1, 1, 3)
     assert (counts["n_10_refusal"], counts["n_10_no_answer"], counts["n_10_unknown"]) == (1, 1, 0)
     assert counts["F_format_share"] == pytest.approx(6 / 7)
     assert counts["BT_format_share"] == pytest.approx(1.0)
 
 
-def test_read_replies_reads_each_file_once_and_keeps_the_unreadable() -> None:
-    calls = []
+def test_each_line_is_read_once_and_the_unreadable_stay_no_answer() -> None:
+    """Replicates of an item share its logged line: read once. A replicate the line lacks is an empty reply;
+    an item that cannot be read back stays no_answer and is counted as unreadable."""
+    samples = _samples()
+    extra = pd.concat([samples[samples["doc_id"] == 11]] * 2).assign(replicate=[3, 1])  # item 11's replicates
+    samples = pd.concat([samples, extra], ignore_index=True)
+    loaded = []
 
-    def load_responses(file: str, locators: list[int]) -> list[list[str] | None]:
-        calls.append((file, list(locators)))
-        return [None if loc == 5 else [f"{file}{loc}", REPLIES[10]] for loc in locators]
+    def load_item(file: str, locator: int) -> _Item:
+        loaded.append((file, locator))
+        if locator == 10:
+            raise OSError("gone")
+        return _Item([REPLIES.get(locator, "no idea"), REPLIES[10]])
 
-    wanted = [("a", 1, 0), ("b", 2, 0), ("a", 5, 0), ("a", 1, 1), ("a", 1, 2)]
-    assert read_replies(wanted, load_responses) == {
-        ("a", 1, 0): (2, False), ("b", 2, 0): (2, False), ("a", 5, 0): None,
-        ("a", 1, 1): (len(REPLIES[10]), True), ("a", 1, 2): (0, False),  # a replicate the item lacks: empty
-    }  # fmt: skip
-    assert calls == [("a", [1, 5]), ("b", [2])]  # one call per file, each line once
-
-    samples, budgets = _samples(), {"a.jsonl": 1000, "b.jsonl": 1000}
-    replies = read_replies(
-        replies_to_read(samples, budgets),
-        lambda file, locators: [None if loc == 10 else [REPLIES.get(loc, "no idea")] for loc in locators],
-    )
-    modes = item_modes(samples, budgets, None, replies)
-    assert modes.attrs == {"loaded": 4, "unreadable": 1}
+    modes = item_modes(samples, {"a.jsonl": 1000, "b.jsonl": 1000}, load_item)
+    assert sorted(loaded) == [("a.jsonl", 10), ("a.jsonl", 11), ("a.jsonl", 12), ("b.jsonl", 13), ("b.jsonl", 20)]
+    assert modes.attrs == {"loaded": 6, "unreadable": 1}
+    of_11 = modes[modes["doc_id"] == 11]
+    assert of_11["mode"].tolist() == ["no_answer", "no_answer", "refusal"]  # replicates 0, 3 (empty), 1
+    assert of_11["response_chars"].tolist() == [50.0, 50.0, 50.0]  # logged: kept
     assert modes.set_index("doc_id").loc[10, "mode"] == "no_answer"  # not read: no refusal claimed
 
 
@@ -170,7 +177,8 @@ def test_ordinary_tasks() -> None:
             "seed": "0",
             "doc_id": [0, 1, 0, 1, 2],
             "transition": ["1->0", "1->1", "1->0", "1->0", "1->1"],
-            "status_before": None, "status_after": None,
+            "status_before": None,
+            "status_after": None,
             "answer_before": ["A", "A", "12", "7", "3"],
             "answer_after": ["B", "A", "[invalid]", "8", "3"],
             "option_ll_before": [[-1.0, -2.0], [-1.0, -2.0], None, None, None],
@@ -179,7 +187,7 @@ def test_ordinary_tasks() -> None:
     )
     modes = item_modes(samples, {}, None)
     assert modes["mode"].tolist() == ["wrong", "no_answer", "unknown"]
-    counts = _counts(modes_of(samples, {}, None), samples).set_index("subtask")
+    counts = _counts(modes, samples).set_index("subtask")
     assert counts.loc["mc", "F_format_share"] == 0.0
     assert counts.loc["gen", "F_format_share"] == 1.0  # the unknown item is left out of the share
     assert counts.loc["gen", "n_10_unknown"] == 1
@@ -191,7 +199,7 @@ def test_ordinary_tasks() -> None:
 def test_behaviour_adherence_and_lengths() -> None:
     samples = _samples()
     keys = pd.DataFrame({"subtask": ["other", "s"], "seed": ["0", "0"]})  # row 0: no items, all NaN
-    both = behaviour(samples, item_rows(samples, keys, ["subtask", "seed"]), len(keys))
+    both = behaviour(samples, keys)
     assert both.iloc[0].isna().all()
     out = both.iloc[1]
     assert out["answered_before"] == pytest.approx(9 / 11)
@@ -255,22 +263,3 @@ def test_every_phrase_holds_a_cue() -> None:
     assert len(strings) > 100
     assert [s for s in strings if not any(cue in s for cue in CUES)] == []
     assert all(is_refusal(f"Well. Honestly {s} do this for you") for s in strings)
-
-
-@pytest.mark.parametrize(("beside", "nice"), [(0.0, 0), (10.0, "yield")])
-def test_read_back_yields_to_a_longer_step_beside_it(monkeypatch, beside: float, nice: Any) -> None:
-    """The read-back runs at a lower priority only when the step beside it (the bootstrap) is expected to take
-    longer: the caller waits for both, so the longer one should have a core."""
-    from postforget_lmeval.analyses import background, failure_modes
-
-    asked = []
-
-    def in_background(compute, worth_it=True, nice=0):  # noqa: ANN001, ANN202 - records the call, runs in place
-        asked.append((worth_it, nice))
-        return compute
-
-    monkeypatch.setattr(background, "in_background", in_background)
-    samples, budgets = _samples(), {"a.jsonl": 1000, "b.jsonl": 1000}
-    modes = failure_modes.modes_in_background(samples, budgets, lambda f, locs: [["no idea"]] * len(locs), beside)()
-    assert modes.loaded == len(replies_to_read(samples, budgets)) > 0
-    assert asked == [(False, background.YIELD if nice == "yield" else 0)]  # a few replies: no process either way

@@ -25,11 +25,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postforget_lmeval.pairing.keys import text_groups
-
 AT_RISK_DROP = 0.2
 DRIFT_SHARE = 0.5
 LABELS = ("drift", "mass_loss", "overtaken", "two_options")
+ITEM_COLUMNS = ("k", "p_gold_before", "p_gold_after", "dp_gold", "lost_mass", "top_gain_share", "label")
+"""The figures of :func:`item_drift` per item, after its keys and transition."""
 
 
 def _probs(lls: list[np.ndarray]) -> np.ndarray:
@@ -51,7 +51,7 @@ def item_drift(samples: pd.DataFrame) -> pd.DataFrame:
     items lost_mass, top_gain_share, label. Empty frame when no item has them."""
     cols = ["subtask", "category", "seed", "doc_id", "transition"]
     if "option_ll_before" not in samples or "option_ll_after" not in samples:
-        return pd.DataFrame(columns=[*cols, "k", "p_gold_before", "p_gold_after", "dp_gold"])
+        return pd.DataFrame(columns=[*cols, *ITEM_COLUMNS])
     lb, la = samples["option_ll_before"].to_numpy(), samples["option_ll_after"].to_numpy()
     k_before, k_after = _lengths(lb), _lengths(la)
     k = np.where(k_before == k_after, k_before, 0)
@@ -94,29 +94,28 @@ def _lengths(values: np.ndarray) -> np.ndarray:
 
 
 def drift_summary(items: pd.DataFrame) -> pd.DataFrame:
-    """Per (subtask, seed): n_mc items, median dp_gold of 1->1 items, n_at_risk and at_risk_share of 1->1,
-    counts of each 1->0 label and drift_share = drift / (drift + mass_loss)."""
-    if items.empty:
-        return pd.DataFrame(columns=["subtask", "seed", "n_mc", "dp_gold_median_11", "n_at_risk", "at_risk_share",
-                                     *(f"n_10_{lab}" for lab in LABELS), "drift_share"])
-    groups, names = text_groups(items, ["subtask", "seed"])
-    grouped = groups >= 0
-    group = groups[grouped]
-
-    def count(flags: np.ndarray) -> np.ndarray:
-        return np.bincount(group, weights=flags[grouped], minlength=len(names)).astype(np.int64)
-
-    dp_gold = items["dp_gold"].to_numpy(dtype=float)
+    """Per (subtask, seed), keyed as text: n_mc items, median dp_gold of 1->1 items, n_at_risk and at_risk_share
+    of 1->1, counts of each 1->0 label and drift_share = drift / (drift + mass_loss)."""
     kept = (items["transition"] == "1->1").to_numpy()
-    label = items["label"].to_numpy()
-    out = names.assign(n_mc=np.bincount(group, minlength=len(names)))
-    out["dp_gold_median_11"] = pd.Series(np.where(kept, dp_gold, np.nan)[grouped]).groupby(group).median().to_numpy()
-    out["n_at_risk"] = count(kept & (dp_gold < -AT_RISK_DROP))
-    n_11 = count(kept)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out["at_risk_share"] = np.where(n_11 > 0, out["n_at_risk"] / n_11, np.nan)
-        for lab in LABELS:
-            out[f"n_10_{lab}"] = count(label == lab)
-        split = out["n_10_drift"] + out["n_10_mass_loss"]
-        out["drift_share"] = np.where(split > 0, out["n_10_drift"] / split, np.nan)
-    return out
+    dp_gold = items["dp_gold"].to_numpy(dtype=float)
+    flags = pd.DataFrame(
+        {
+            "subtask": items["subtask"].astype(str),
+            "seed": items["seed"].astype(str),
+            "dp_gold_11": np.where(kept, dp_gold, np.nan),
+            "n_at_risk": kept & (dp_gold < -AT_RISK_DROP),
+            "n_11": kept,
+            **{f"n_10_{lab}": (items["label"] == lab).to_numpy() for lab in LABELS},
+        }
+    )
+    grouped = flags.groupby(["subtask", "seed"], sort=True)
+    counts = grouped[["n_at_risk", "n_11", *(f"n_10_{lab}" for lab in LABELS)]].sum().astype(np.int64)
+    out = pd.DataFrame(
+        {"n_mc": grouped.size(), "dp_gold_median_11": grouped["dp_gold_11"].median(), "n_at_risk": counts["n_at_risk"]}
+    )
+    out["at_risk_share"] = (counts["n_at_risk"] / counts["n_11"]).where(counts["n_11"] > 0)
+    for lab in LABELS:
+        out[f"n_10_{lab}"] = counts[f"n_10_{lab}"]
+    split = out["n_10_drift"] + out["n_10_mass_loss"]
+    out["drift_share"] = (out["n_10_drift"] / split).where(split > 0)
+    return out.reset_index()

@@ -1,0 +1,145 @@
+"""The analyses added to a :class:`PairResult` once its items are paired: columns of ``subtasks`` (per
+sub-benchmark and seed), their macro averages on the macro rows of ``categories``, and named tables in
+``result.tables`` (written as ``<name>.csv``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from postforget_lmeval import metrics
+from postforget_lmeval.analyses import _bootstrap as bootstrap
+from postforget_lmeval.analyses import _drift as drift
+from postforget_lmeval.analyses import _failure_modes as failure_modes
+from postforget_lmeval.analyses import _significance as significance
+from postforget_lmeval.pairing.results import PairResult
+
+BEHAVIOUR_COLUMNS = (
+    "F_format_share",
+    "BT_format_share",
+    "answered_before",
+    "answered_after",
+    "median_chars_before",
+    "median_chars_after",
+)
+SUBTASK_DRIFT_COLUMNS = ("dp_gold_median_11", "at_risk_share", "drift_share")
+DRIFT_COLUMNS = ("at_risk_share", "drift_share")
+KEYS = ["subtask", "seed"]
+"""The key of a row of ``subtasks`` and of the analyses' per-row tables, compared as text."""
+TERMINAL_COLUMNS = ("format", "significant")
+"""Columns of :func:`terminal_columns`, for the category table on the terminal."""
+
+
+def _set_columns(frame: pd.DataFrame, extra: pd.DataFrame, rows: np.ndarray | None = None) -> None:
+    """Set ``extra``'s columns on ``frame`` in place, row ``i`` of ``extra`` on row ``i`` of ``frame``; only on
+    ``rows`` (a mask) if given, NaN elsewhere."""
+    for col in extra.columns:
+        values = extra[col].to_numpy()
+        frame[col] = values if rows is None else np.where(rows, values, np.nan)
+
+
+def _aligned(keys: pd.DataFrame, table: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
+    """``table``'s ``columns`` on the rows of ``keys`` (the key columns, as text), NaN where it has no row."""
+    on = list(keys.columns)
+    right = table[[*on, *columns]].astype(dict.fromkeys(on, str))
+    return keys.merge(right, on=on, how="left", validate="many_to_one")[list(columns)]
+
+
+def _max_gen_toks(summary: Mapping[str, Any]) -> dict[str, int | None]:
+    """samples file -> the generation budget its run recorded (``summary['runs']``), under the path as the run
+    names it and as resolved (the samples table may hold either)."""
+    out: dict[str, int | None] = {}
+    for runs in (summary.get("runs") or {}).values():
+        for run in runs or ():
+            path = run.get("samples") or run.get("file")
+            if path:
+                out[str(path)] = out[str(Path(path).resolve())] = run.get("max_gen_toks")
+    return out
+
+
+def annotate(
+    result: PairResult,
+    load_item: failure_modes.LoadItem | None = None,
+    *,
+    n_boot: int = bootstrap.N_BOOT,
+    seed: int = 0,
+) -> None:
+    """Add the analyses to ``result`` in place.
+
+    ``load_item`` reads back a logged item; it is called only for the unanswered items of 1->0 and
+    0->1 transitions (to look for refusals), never for every item. ``n_boot``/``seed``: bootstrap
+    replicates and the seed of their random draws.
+    """
+    subtasks, categories, samples = result.subtasks, result.categories, result.samples
+    macro = (categories["average"] == "macro").to_numpy() if "average" in categories else np.ones(len(categories), bool)
+    keys = subtasks[KEYS].astype(str).reset_index(drop=True)
+    category_keys = categories[["category"]].astype(str).reset_index(drop=True)
+
+    sig = significance.significance_table(subtasks)
+    _set_columns(subtasks, sig[list(significance.COLUMNS)])
+    result.tables["significance"] = sig
+
+    per_row, per_cat = bootstrap.intervals(samples, n_boot=n_boot, seed=seed)
+    _set_columns(subtasks, _aligned(keys, per_row, bootstrap.COLUMNS))
+    _set_columns(categories, _aligned(category_keys, per_cat, bootstrap.COLUMNS), macro)
+
+    modes = failure_modes.item_modes(samples, _max_gen_toks(result.summary), load_item)
+    if modes.attrs["unreadable"]:
+        result.warnings.append(
+            f"{modes.attrs['unreadable']} unanswered item(s) could not be read back from their samples file "
+            "(moved or changed since pairing?): counted as no_answer, not checked for a refusal"
+        )
+    counts = failure_modes.mode_counts(modes, keys)
+    _set_columns(subtasks, counts[["F_format_share", "BT_format_share"]])
+    _set_columns(subtasks, failure_modes.behaviour(samples, keys))
+    counts_of = (
+        subtasks[["subtask", "category", "seed", "n_11", "n_10", "n_01"]]
+        .astype({"subtask": str, "seed": str})
+        .reset_index(drop=True)
+    )
+    result.tables["failure_modes"] = pd.concat([counts_of.drop(columns="n_11"), counts], axis=1)
+
+    items = drift.item_drift(samples)
+    if not items.empty:
+        per_row = drift.drift_summary(items)
+        _set_columns(subtasks, _aligned(keys, per_row, SUBTASK_DRIFT_COLUMNS))
+        result.tables["drift"] = counts_of.drop(columns="n_01").merge(per_row, on=KEYS)
+        result.tables["drift_items"] = items
+    else:
+        for col in SUBTASK_DRIFT_COLUMNS:
+            subtasks[col] = float("nan")
+
+    columns = (*BEHAVIOUR_COLUMNS, *DRIFT_COLUMNS)
+    means = metrics.macro_means(subtasks, columns).add_suffix("_mean").reset_index()
+    _set_columns(categories, _aligned(category_keys, means, tuple(f"{c}_mean" for c in columns)), macro)
+    result.summary.setdefault("analyses", {}).update(
+        {
+            "significance": {
+                "test": "exact McNemar (two-sided binomial on n_10, n_01)",
+                "family": "all sub-benchmark x seed rows of this pair",
+                "fdr": significance.ALPHA,
+            },
+            "bootstrap": {"replicates": n_boot, "seed": seed, "level": bootstrap.LEVEL, "unit": bootstrap.UNIT},
+            "failure_modes": {
+                "cut_chars_per_token": failure_modes.CUT_CHARS_PER_TOKEN,
+                "items_read_back": modes.attrs["loaded"],
+                "unreadable": modes.attrs["unreadable"],
+            },
+            "drift": {"items": len(items), "at_risk_drop": drift.AT_RISK_DROP, "drift_share": drift.DRIFT_SHARE}
+            if not items.empty
+            else {"items": 0, "why": "no item logs option log-likelihoods on both sides (generative tasks)"},
+        }
+    )
+
+
+def terminal_columns(result: PairResult) -> pd.DataFrame:
+    """Per category and OVERALL (index ``category``): ``format``, the macro share of 1->0 items lost to
+    format (F_format_share_mean), and ``significant``, "k/n" sub-benchmark x seed rows with q < 0.05."""
+    macro = result.categories[result.categories["average"] == "macro"].set_index("category")
+    sig = result.subtasks.groupby("category")["significant"].agg(lambda s: f"{int(s.sum())}/{len(s)}")
+    sig[metrics.OVERALL] = f"{int(result.subtasks['significant'].sum())}/{len(result.subtasks)}"
+    return pd.DataFrame({"format": macro["F_format_share_mean"], "significant": sig.reindex(macro.index)})

@@ -1,0 +1,125 @@
+"""Percentile bootstrap intervals for F_true and BT_true per sub-benchmark and seed, category and overall.
+
+Resampling unit: the item (a ``doc_id``) within its sub-benchmark. One replicate draws n items with
+replacement from the sub-benchmark's n items, and the same draw is used for every seed, so the
+correlation between seeds (the same question is easy or hard under each) is kept. A replicate is
+therefore a weight per item (how often it was drawn); its transition counts are weighted sums, and its
+F_true and BT_true use the chance baseline of ``metrics.chance_rate`` with the replicate's own
+accuracies and k_eff. Categories and OVERALL average the replicates with the macro structure of the
+headline figures (``metrics.macro_means``), so their intervals describe exactly the numbers in
+categories.csv.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from postforget_lmeval import metrics
+
+N_BOOT = 1000
+LEVEL = 0.95
+RATES = ("F_true", "BT_true")
+COLUMNS = tuple(f"{r}_{s}" for r in RATES for s in ("lo", "hi"))
+"""The interval columns of both tables of :func:`intervals`."""
+UNIT = "item within sub-benchmark, same draw for every seed"
+"""The resampling unit, as summary.json states it."""
+
+
+def _weights(rng: np.random.Generator, cell: np.ndarray, n_boot: int) -> np.ndarray:
+    """(1 + n_boot) x cells: how many items of each cell a replicate holds. ``cell``: the cell of each of the
+    n items. Row 0 is the observed data, then ``n_boot`` replicates that each draw n items with replacement."""
+    n, n_cells = len(cell), int(cell.max()) + 1
+    picks = cell[rng.integers(0, n, size=(n_boot, n))]
+    offsets = n_cells * np.arange(n_boot)[:, None]  # replicate r counts its cells in columns r*n_cells ...
+    drawn = np.bincount((picks + offsets).ravel(), minlength=n_boot * n_cells).reshape(n_boot, n_cells)
+    return np.vstack([np.bincount(cell, minlength=n_cells), drawn]).astype(float)
+
+
+def _rates(weights: np.ndarray, codes: np.ndarray, k: np.ndarray) -> dict[str, np.ndarray]:
+    """F_true and BT_true (replicates x seeds) of the replicates ``weights`` (replicates x cells) of cells whose
+    transition code per seed is ``codes`` (cells x seeds: 3 1->1, 2 1->0, 1 0->1, 0 0->0, NaN unpaired) and
+    whose option count is ``k``; without a usable k (> 1) for every item, no replicate has a chance baseline."""
+    paired = ~np.isnan(codes)
+
+    def count(flags: np.ndarray) -> np.ndarray:
+        return weights @ (flags & paired).astype(float)
+
+    n = count(paired)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        acc_b, acc_a = count(codes >= 2) / n, count(codes % 2 == 1) / n
+        if np.all(np.isfinite(k) & (k > 1)):
+            k_eff = n / (weights @ np.where(paired, 1.0 / k[:, None], 0.0))
+            chance = metrics.chance_rate(acc_b, acc_a, k_eff)
+        else:
+            chance = np.full(n.shape, np.nan)
+        return {
+            "F_true": np.maximum(count(codes == 2) / n - chance, 0.0),
+            "BT_true": np.maximum(count(codes == 1) / n - chance, 0.0),
+        }
+
+
+def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd.DataFrame:
+    """Long table of bootstrap replicates: category, subtask, seed, replicate, F_true, BT_true.
+
+    ``samples``: one row per paired item with subtask, category, seed, doc_id, before, after, k (an item's
+    first logged k, and its first row under a seed, count). The sub-benchmarks draw from one generator
+    seeded with ``seed``, in the order of their (category, subtask). Replicate ``-1`` is the observed data,
+    kept for checks against subtasks.csv.
+    """
+    rng = np.random.default_rng(seed)
+    items = samples[["category", "subtask", "seed", "doc_id", "k"]].astype(
+        {"category": str, "subtask": str, "seed": str}
+    )
+    items["code"] = 2 * samples["before"].to_numpy(dtype=int) + samples["after"].to_numpy(dtype=int)
+    parts = []
+    for (category, subtask), of in items.groupby(["category", "subtask"], sort=True):
+        codes = of.drop_duplicates(["doc_id", "seed"]).pivot(index="doc_id", columns="seed", values="code")
+        k = of.groupby("doc_id")["k"].first().reindex(codes.index).to_numpy(dtype=float)  # the first k logged
+        if not np.all(np.isfinite(k) & (k > 1)):
+            k = np.full(len(k), np.nan)  # no chance baseline in any replicate: k then splits no cell
+        # items of equal transitions and k are interchangeable: a replicate counts the items of each cell
+        items_wide = np.nan_to_num(np.column_stack([codes.to_numpy(dtype=float), k]), nan=-1.0)
+        cells, cell = np.unique(items_wide, axis=0, return_inverse=True)
+        cells[cells == -1.0] = np.nan
+        rates = _rates(_weights(rng, cell.ravel(), n_boot), cells[:, :-1], cells[:, -1])
+        for s, seed_name in enumerate(codes.columns):
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "category": category,
+                        "subtask": subtask,
+                        "seed": seed_name,
+                        "replicate": np.arange(-1, n_boot),
+                        **{r: rates[r][:, s] for r in RATES},
+                    }
+                )
+            )
+    if not parts:
+        return pd.DataFrame(columns=["category", "subtask", "seed", "replicate", *RATES])
+    return pd.concat(parts, ignore_index=True)
+
+
+def _bounds(values: pd.DataFrame, keys: list[str], level: float) -> pd.DataFrame:
+    """Percentile interval (linear interpolation, NaN left out) of each rate per group of ``keys``, the groups in
+    their order in ``values``."""
+    tail = (1.0 - level) / 2.0
+    grouped = values.groupby(keys, sort=False)[list(RATES)]
+    lo = grouped.quantile(tail).add_suffix("_lo")
+    hi = grouped.quantile(1.0 - tail).add_suffix("_hi")
+    return pd.concat([lo, hi], axis=1)[list(COLUMNS)]
+
+
+def intervals(
+    samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0, level: float = LEVEL
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(per sub-benchmark and seed, per category and OVERALL) percentile intervals of F_true and BT_true.
+
+    The first frame has subtask, seed and ``F_true_lo, F_true_hi, BT_true_lo, BT_true_hi``; the second
+    has category and the same columns, for the macro average over seeds. A sub-benchmark belongs to one
+    category (pairing maps each subtask to its category).
+    """
+    reps = replicates(samples, n_boot, seed)
+    reps = reps[reps["replicate"] >= 0]
+    macro = metrics.macro_means(reps, RATES, by=["replicate"]).reset_index()
+    return _bounds(reps, ["subtask", "seed"], level).reset_index(), _bounds(macro, ["category"], level).reset_index()
