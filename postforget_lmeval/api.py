@@ -6,7 +6,7 @@ import os
 import time
 from typing import Any
 
-from postforget_lmeval.analyses.annotate import annotate
+from postforget_lmeval.analyses import annotate
 from postforget_lmeval.pairing.options import PairOptions
 from postforget_lmeval.pairing.pair import item_loader, pair_runs
 from postforget_lmeval.pairing.results import PairResult

@@ -19,7 +19,8 @@ from postforget_lmeval import sources
 from postforget_lmeval.cli.console import consoles, escape, failed
 from postforget_lmeval.pairing.results import TRANSITIONS, PairingError
 from postforget_lmeval.pairing.run_plan import listing
-from postforget_lmeval.sources import LoadedItem, option_letter
+from postforget_lmeval.scoring import option_letter
+from postforget_lmeval.sources import LoadedItem
 
 RESPONSE_TAIL = 600  # characters of a response shown by `show --responses` (the answer is at its end)
 

@@ -18,7 +18,7 @@ import pandas as pd
 from rich.console import Console
 
 from postforget_lmeval.report import paper
-from postforget_lmeval.analyses.annotate import terminal_columns
+from postforget_lmeval.analyses import terminal_columns
 from postforget_lmeval.report.analyses_md import analyses_markdown
 from postforget_lmeval.pairing.results import PairResult
 
