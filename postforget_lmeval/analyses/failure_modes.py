@@ -36,7 +36,7 @@ import pandas as pd
 from postforget_lmeval.analyses import background
 from postforget_lmeval.pairing.keys import text_groups
 from postforget_lmeval.scoring.refusal import is_refusal
-from postforget_lmeval.sources.base import responses_one_by_one
+from postforget_lmeval.sources import responses_one_by_one
 
 MODES = ("wrong", "invalid", "no_answer", "cut", "refusal", "unknown")
 FORMAT_MODES = ("invalid", "no_answer", "cut", "refusal")

@@ -17,7 +17,7 @@ from postforget_lmeval import sources
 from postforget_lmeval.pairing.results import TRANSITIONS, PairingError
 from postforget_lmeval.pairing.run_plan import listing
 from postforget_lmeval.sources.base import LoadedItem
-from postforget_lmeval.sources.lmeval_scan import option_letter
+from postforget_lmeval.sources import option_letter
 
 RESPONSE_TAIL = 600  # characters of a response shown by `show --responses` (the answer is at its end)
 

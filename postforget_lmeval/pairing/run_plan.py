@@ -16,7 +16,7 @@ from typing import Any
 
 from postforget_lmeval.errors import PairingError
 from postforget_lmeval.sources.base import ReadRequest, Source, TaskRun
-from postforget_lmeval.sources.lmeval_scan import AUTO_METRICS
+from postforget_lmeval.sources import AUTO_METRICS
 
 SIDES = ("before", "after")
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from postforget_lmeval.report import paper, paper_table as report
 from postforget_lmeval import sources
-from postforget_lmeval.sources.lmeval_scan import option_letter
+from postforget_lmeval.sources import option_letter
 from postforget_lmeval.pairing.results import PairResult
 
 N_ITEMS = 8  # most forgotten / most gained items shown, each read back from its sample log

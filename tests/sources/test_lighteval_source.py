@@ -19,10 +19,9 @@ import pytest
 from postforget_lmeval import pair
 from postforget_lmeval.report.files import write_outputs
 from postforget_lmeval.pairing.results import PairingError
-from postforget_lmeval.sources import detect
-from postforget_lmeval.sources.base import ReadRequest
-from postforget_lmeval.sources.lighteval import SOURCE
-from postforget_lmeval.sources.lighteval_items import parse_query, subtask_of
+from postforget_lmeval.sources import ReadRequest, detect
+from postforget_lmeval.sources._lighteval import SOURCE
+from postforget_lmeval.sources._lighteval_items import parse_query, subtask_of
 from tests.helpers.lmeval_runs import pf_record, sample_line, write_run
 from tests.helpers import paths
 

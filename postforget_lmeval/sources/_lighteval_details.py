@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from postforget_lmeval.sources.base import Problem, ReadRequest, RunRead, item_rows
-from postforget_lmeval.sources.lighteval_items import HIDDEN_OPTIONS_K, METRIC, keys, subtask_of
+from postforget_lmeval.sources._lighteval_items import HIDDEN_OPTIONS_K, METRIC, keys, subtask_of
 
 
 
