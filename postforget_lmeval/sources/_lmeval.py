@@ -30,6 +30,7 @@ from postforget_lmeval.sources.base import (
 )
 
 PARALLEL_MIN_BYTES = 64 << 20  # less than this is read here: starting worker processes would cost more
+READ_BYTES = 1 << 20  # the file buffer: lines are taken from reads of this size
 
 
 def _is_array(f: BinaryIO) -> bool:
@@ -40,7 +41,7 @@ def _is_array(f: BinaryIO) -> bool:
 def read_file(request: ReadRequest) -> RunRead:
     """Every sample of the request's samples file, one line at a time."""
     read = SamplesRead(request)
-    with open(str(request.run.samples_path), "rb") as f:
+    with open(str(request.run.samples_path), "rb", buffering=READ_BYTES) as f:
         if _is_array(f):
             f.seek(0)
             try:
@@ -139,7 +140,7 @@ def _run_read(request: ReadRequest, read: SamplesRead) -> RunRead:
     used = read.filter_seen or request.filter
     if len(run.filters) > 1:
         notes.append(f"task {run.task} logs filters {', '.join(run.filters)}; using '{used}' (choose with --filter)")
-    if run.repeats > 1 and read.columns["doc_id"] and max(read.columns["replicate"]) == 0:
+    if run.repeats > 1 and read.rows and max(row.replicate for row in read.rows) == 0:
         notes.append(
             f"task {run.task} ran with repeats={run.repeats} but logs one score per item "
             "(its filter keeps one generation), so it has no replicates to pair"
@@ -148,11 +149,11 @@ def _run_read(request: ReadRequest, read: SamplesRead) -> RunRead:
         "filter": used,
         "metric": read.metric_used,
         "lines": read.lines,
-        "items": len(set(read.columns["doc_id"])),
+        "items": len({row.doc_id for row in read.rows}),
         "slow_path": 0,  # a key of summary.json's runs: every line is parsed in full
         "extractors": read.extractors,
     }
-    rows = item_rows(run, str(run.samples_path), read.columns)
+    rows = item_rows(run, str(run.samples_path), read.columns())
     return RunRead(request, rows, _problems(request, read), notes, info)
 
 

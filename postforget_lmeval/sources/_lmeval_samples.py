@@ -13,7 +13,7 @@ import hashlib
 import json
 import math
 import textwrap
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -24,8 +24,6 @@ AUTO_METRICS = ("acc", "exact_match")
 EXCERPT = 200  # characters kept of a logged answer or gold
 QUESTION_KEYS = ("pf_question", "question", "Question", "query", "problem", "input", "goal", "ctx", "sentence", "text")
 OPTION_KEYS = ("pf_options", "choices", "options", "endings")
-_TEXT_COLUMNS = ("answer", "gold", "status", "subtask", "category", "option_ll")  # None when a sample names none
-_NUMBER_COLUMNS = ("k", "response_chars")  # NaN when unknown
 
 
 def option_letter(index: int) -> str:
@@ -58,15 +56,6 @@ def option_lls(filtered: Any) -> list[float] | None:
         return [float(pair[0]) for pair in filtered]
     except (TypeError, ValueError):
         return None
-
-
-def parse(line: bytes) -> dict[str, Any] | None:
-    """The sample a line holds, None unless it is one (see :func:`is_sample`)."""
-    try:
-        sample = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    return sample if is_sample(sample) else None
 
 
 def is_sample(value: Any) -> bool:
@@ -113,6 +102,25 @@ def _mc_gold(target: Any) -> str | None:
     return excerpt(target)
 
 
+class Row(NamedTuple):
+    """One row of the item table as a sample gives it (see ITEM_COLUMNS); the run's values are added later."""
+
+    doc_id: int
+    doc_hash: str
+    replicate: int
+    correct: int
+    locator: int
+    k: float = math.nan
+    answer: str | None = None
+    gold: str | None = None
+    status: str | None = None
+    subtask: str | None = None
+    category: str | None = None
+    response_chars: float = math.nan
+    option_ll: list[float] | None = None
+    correct_logged: int | None = None  # the logged score, when rescoring
+
+
 class SamplesRead:
     """The rows of one samples file (one per item and replicate) and what reading it met.
 
@@ -124,10 +132,7 @@ class SamplesRead:
         self.run = request.run
         self.want_filter = request.filter  # None: the first filter seen
         self.rescore = request.rescore if request.run.self_scored else None
-        names = ("doc_id", "doc_hash", "replicate", "correct", "locator", *_TEXT_COLUMNS, *_NUMBER_COLUMNS)
-        self.columns: dict[str, list[Any]] = {name: [] for name in names}
-        if self.rescore:
-            self.columns["correct_logged"] = []
+        self.rows: list[Row] = []
         self.lines = 0
         self.filter_lines = 0  # samples of the chosen filter, scored or not
         self.malformed: list[int] = []  # locators
@@ -141,15 +146,20 @@ class SamplesRead:
         self.filter_seen: str | None = None
         self.extractors: list[str] = []  # the `extractor` fields of postforget records
 
+    def columns(self) -> dict[str, list[Any]]:
+        """The rows as per-row columns (``correct_logged`` only when rescoring)."""
+        names = Row._fields if self.rescore else Row._fields[:-1]
+        values = list(zip(*self.rows)) or [() for _ in names]
+        return {name: list(column) for name, column in zip(names, values)}
+
     def line(self, line: bytes, offset: int) -> None:
         """One line of a samples file, starting at byte ``offset``; only the last one may lack its newline."""
-        sample = parse(line)
-        if sample is None and not line.endswith(b"\n"):
-            self.truncated = offset  # cut mid-line: an interrupted run
-            return
-        if sample is None:
-            self.lines += 1
-            self.malformed.append(offset)
+        try:
+            sample = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            sample = None
+        if not line.endswith(b"\n") and not is_sample(sample):
+            self.truncated = offset  # the last line, cut mid-way: an interrupted run
             return
         self.sample(sample, offset)
 
@@ -189,36 +199,30 @@ class SamplesRead:
             if extractor and extractor not in self.extractors:
                 self.extractors.append(extractor)
             k = rec.get("k")
-            row = {
-                "k": float(k) if isinstance(k, (int, float)) else math.nan,
-                "answer": excerpt(rec.get("answer")),
-                "gold": excerpt(rec.get("gold")),
-                "status": rec.get("status"),
-                "subtask": rec.get("subtask"),
-                "category": rec.get("category"),
-                "response_chars": _logged_chars(sample, rep),
-            }
-            if self.rescore:
-                row["correct_logged"] = correct
-                correct = self._rescored(sample, rep, correct, row)
-            self._add(sample, rep, correct, locator, row)
+            row = Row(
+                sample["doc_id"], str(sample["doc_hash"]), rep, correct, locator,
+                k=float(k) if isinstance(k, (int, float)) else math.nan,
+                answer=excerpt(rec.get("answer")), gold=excerpt(rec.get("gold")), status=rec.get("status"),
+                subtask=rec.get("subtask"), category=rec.get("category"), response_chars=_logged_chars(sample, rep),
+                correct_logged=correct,
+            )  # fmt: skip
+            self.rows.append(self._rescored(sample, row) if self.rescore else row)
 
-    def _rescored(self, sample: dict[str, Any], rep: int, logged: int, row: dict[str, Any]) -> int:
-        """Re-extract one replicate's answer from the logged response and doc; updates ``row``."""
+    def _rescored(self, sample: dict[str, Any], row: Row) -> Row:
+        """``row`` with its answer re-extracted from the logged response and doc (kept where that cannot be done)."""
         from postforget_lmeval.scoring.rescoring import rescore  # only rescoring pays for the extractor's import
 
         doc = sample.get("doc") or {}
-        response = _scored_text(sample, rep)
+        response = _scored_text(sample, row.replicate)
         options, gold, fmt = doc.get("pf_options"), doc.get("pf_gold"), doc.get("pf_format")
         if response is None or not isinstance(options, list) or not isinstance(gold, str) or not fmt:
             self.not_rescorable += 1
-            return logged
+            return row
         # base_direct prompts end at "Answer:"; our extractor reads the answer after it, while LightEval
         # scored only what the model generated (its "A" must not become an answer)
         text = response if self.rescore == "lighteval" else self.run.response_prefix + response
         found = rescore(text, options, gold, fmt, self.rescore)
-        row.update(answer=excerpt(found.answer), status=found.status)
-        return found.correct
+        return row._replace(correct=found.correct, answer=excerpt(found.answer), status=found.status)
 
     def _ordinary(self, sample: dict[str, Any], locator: int) -> None:
         metric = self.request.metric or next((m for m in AUTO_METRICS if m in sample), None)
@@ -231,29 +235,19 @@ class SamplesRead:
         lls = option_lls(filtered) if self.run.output_type in ("multiple_choice", None) else None
         if lls:
             best = max(range(len(lls)), key=lls.__getitem__)
-            row = {"answer": option_letter(best), "k": float(len(lls)), "gold": _mc_gold(gold), "option_ll": lls}
+            logged = {"answer": option_letter(best), "k": float(len(lls)), "gold": _mc_gold(gold), "option_ll": lls}
         else:
-            row = {"answer": excerpt(filtered), "gold": excerpt(gold)}
+            logged = {"answer": excerpt(filtered), "gold": excerpt(gold)}
         for rep, value in enumerate(values):
             correct = _binary(value)
             if correct is None:
                 self._bad_value(value)
                 continue
-            self._add(sample, rep, correct, locator, row if lls else {**row, "response_chars": _logged_chars(sample, rep)})
-
-    def _add(self, sample: dict[str, Any], rep: int, correct: int, locator: int, row: dict[str, Any]) -> None:
-        columns = self.columns
-        columns["doc_id"].append(sample["doc_id"])
-        columns["doc_hash"].append(str(sample["doc_hash"]))
-        columns["replicate"].append(rep)
-        columns["correct"].append(correct)
-        columns["locator"].append(locator)
-        for name in _TEXT_COLUMNS:
-            columns[name].append(row.get(name))
-        for name in _NUMBER_COLUMNS:
-            columns[name].append(row.get(name, math.nan))
-        if self.rescore:
-            columns["correct_logged"].append(row.get("correct_logged", correct))
+            chars = math.nan if lls else _logged_chars(sample, rep)
+            self.rows.append(
+                Row(sample["doc_id"], str(sample["doc_hash"]), rep, correct, locator, response_chars=chars,
+                    correct_logged=correct, **logged)  # fmt: skip
+            )
 
     def _bad_value(self, value: Any) -> None:
         self.n_non_binary += 1
