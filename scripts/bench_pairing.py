@@ -200,14 +200,17 @@ def measure_pair(args: list[str]) -> None:
 
 
 def measure_read(before: str, after: str, jobs: int) -> None:
-    """In this (fresh) process: the reading phase alone (find the runs of both sides, read every samples file)."""
+    """In this (fresh) process: the reading phase alone (find the runs of both sides, read every samples file);
+    prints its seconds."""
     from postforget_lmeval.sources import ReadRequest, detect
 
+    t = time.perf_counter()
     requests = []
     for root in (before, after):
         source = detect(root)
         requests += [ReadRequest(run, None, None) for run in source.find_runs(Path(root)).task_runs]
     source.read(requests, jobs, None)
+    print(json.dumps({"seconds": time.perf_counter() - t}))
 
 
 def _timed(cmd: list[str]) -> tuple[float, str]:
@@ -233,7 +236,7 @@ def case(root: Path, jobs: int, repeat: int, rescore: bool = True) -> dict[str, 
     subprocess.run(["cat", *files], stdout=subprocess.DEVNULL, check=True)  # the same page-cache state for all
     wc = min(_timed(["wc", "-l", *files])[0] for _ in range(repeat))
     read_cmd = [sys.executable, __file__, "--measure-read", str(root / "before"), str(root / "after"), str(jobs)]
-    read = min(_timed(read_cmd)[0] for _ in range(repeat))
+    read = min(json.loads(_timed(read_cmd)[1].strip().splitlines()[-1])["seconds"] for _ in range(repeat))
     runs = [_pair(root, jobs) for _ in range(repeat)]
     out = {"mb": mb, "wc": wc, "read": read, "pair": min(t for t, _ in runs), "rss_mb": max(r for _, r in runs)}
     if rescore:

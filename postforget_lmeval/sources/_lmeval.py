@@ -33,23 +33,26 @@ PARALLEL_MIN_BYTES = 64 << 20  # less than this is read here: starting worker pr
 READ_BYTES = 1 << 20  # the file buffer: lines are taken from reads of this size
 
 
-def _is_array(f: BinaryIO) -> bool:
-    """Whether the file, open at its start, is a 0.4.0-0.4.2 log (one indented JSON array) rather than JSON lines."""
-    return f.read(64).lstrip()[:1] == b"["
+def _array(f: BinaryIO) -> list[Any] | None:
+    """The elements of a 0.4.0-0.4.2 log (one indented JSON array), open at its start; None for JSON lines."""
+    if f.read(64).lstrip()[:1] != b"[":
+        return None
+    f.seek(0)
+    elements = orjson.loads(f.read())
+    return elements if isinstance(elements, list) else [elements]
 
 
 def read_file(request: ReadRequest) -> RunRead:
-    """Every sample of the request's samples file, one line at a time."""
+    """Every sample of the request's samples file, one line at a time (a JSON-array log: one element at a time)."""
     read = SamplesRead(request)
     with open(str(request.run.samples_path), "rb", buffering=READ_BYTES) as f:
-        if _is_array(f):
-            f.seek(0)
-            try:
-                elements = orjson.loads(f.read())
-            except orjson.JSONDecodeError:
-                read.malformed.append(0)
-                elements = []
-            for i, element in enumerate(elements if isinstance(elements, list) else [elements]):
+        try:
+            array = _array(f)
+        except orjson.JSONDecodeError:
+            read.malformed.append(0)
+            array = []
+        if array is not None:
+            for i, element in enumerate(array):
                 read.sample(element, i)
         else:
             f.seek(0)
@@ -155,15 +158,6 @@ def _run_read(request: ReadRequest, read: SamplesRead) -> RunRead:
     }
     rows = item_rows(run, str(run.samples_path), read.columns())
     return RunRead(request, rows, _problems(request, read), notes, info)
-
-
-def _array(f: BinaryIO) -> list[Any] | None:
-    """The elements of a 0.4.0-0.4.2 log (one JSON array) open at its start; None for JSON lines."""
-    if not _is_array(f):
-        return None
-    f.seek(0)
-    elements = orjson.loads(f.read())
-    return elements if isinstance(elements, list) else [elements]
 
 
 def _sample_at(f: BinaryIO, locator: int, array: list[Any] | None) -> dict[str, Any]:

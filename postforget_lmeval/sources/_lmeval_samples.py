@@ -77,7 +77,8 @@ def _nth_text(value: Any, rep: int) -> str | None:
 
 def _scored_text(sample: dict[str, Any], rep: int) -> str | None:
     """The text the task scored for replicate ``rep``: its filtered response, else the raw generation."""
-    return _nth_text(sample.get("filtered_resps"), rep) or _nth_text(sample.get("resps"), rep)
+    filtered = _nth_text(sample.get("filtered_resps"), rep)
+    return filtered if filtered is not None else _nth_text(sample.get("resps"), rep)
 
 
 def _logged_chars(sample: dict[str, Any], rep: int) -> float:
@@ -189,6 +190,7 @@ class SamplesRead:
     def _ours(self, sample: dict[str, Any], record: Any, locator: int) -> None:
         """A postforget record (a list of them when lm-eval ``repeats`` > 1)."""
         self.metric_used = "postforget"
+        doc_id, hashed = sample["doc_id"], str(sample["doc_hash"])
         for rep, rec in enumerate(record if isinstance(record, list) else [record]):
             value = rec.get("correct", sample.get("acc")) if isinstance(rec, dict) else None
             correct = _binary(value)
@@ -200,11 +202,9 @@ class SamplesRead:
                 self.extractors.append(extractor)
             k = rec.get("k")
             row = Row(
-                sample["doc_id"], str(sample["doc_hash"]), rep, correct, locator,
-                k=float(k) if isinstance(k, (int, float)) else math.nan,
-                answer=excerpt(rec.get("answer")), gold=excerpt(rec.get("gold")), status=rec.get("status"),
-                subtask=rec.get("subtask"), category=rec.get("category"), response_chars=_logged_chars(sample, rep),
-                correct_logged=correct,
+                doc_id, hashed, rep, correct, locator, float(k) if isinstance(k, (int, float)) else math.nan,
+                excerpt(rec.get("answer")), excerpt(rec.get("gold")), rec.get("status"), rec.get("subtask"),
+                rec.get("category"), _logged_chars(sample, rep), None, correct,
             )  # fmt: skip
             self.rows.append(self._rescored(sample, row) if self.rescore else row)
 

@@ -222,8 +222,11 @@ def _per_run(values: Sequence[str], sizes: Sequence[int]) -> pd.Categorical:
     """A per-run value repeated over the run's rows; categories in order of first appearance."""
     import pandas as pd
 
-    rows = [value for value, size in zip(values, sizes) for _ in range(size)]
-    return pd.Categorical(rows, categories=pd.Index(list(dict.fromkeys(values)), dtype=object))
+    codes: dict[str, int] = {}
+    for value in values:
+        codes.setdefault(value, len(codes))
+    rows = np.repeat(np.array([codes[v] for v in values], dtype=np.int32), sizes)
+    return pd.Categorical.from_codes(rows, pd.Index(list(codes), dtype=object))
 
 
 def _stacked(parts: Sequence[Rows], name: str, fills: Sequence[Any]) -> list[Any]:
@@ -233,7 +236,7 @@ def _stacked(parts: Sequence[Rows], name: str, fills: Sequence[Any]) -> list[Any
         values = part.columns.get(name)
         if values is None:
             out.extend([fill] * len(part))
-        elif fill is None:
+        elif fill is None or None not in values:
             out.extend(values)
         else:
             out.extend(fill if v is None else v for v in values)
