@@ -123,7 +123,8 @@ def _sample(doc_id: int, question: str, response: str, subtask: str, gold: str, 
 def tasks_for(gb: float) -> int:
     """Sub-benchmarks (of ITEMS_PER_TASK items x 3 seeds x 2 sides) that make about ``gb`` GB with 2-8 KB responses."""
     rng = random.Random(0)
-    line_bytes = len(_sample(0, _text(rng, 500), _text(rng, 5000), "mmlu_s0", "B", "B"))  # ~12 KB: response logged twice
+    # ~12 KB a line: the response is logged twice
+    line_bytes = len(_sample(0, _text(rng, 500), _text(rng, 5000), "mmlu_s0", "B", "B"))
     return max(1, round(gb * 1e9 / (2 * len(SEEDS) * ITEMS_PER_TASK * line_bytes)))
 
 
@@ -260,8 +261,9 @@ def bench(sizes: list[float], jobs: int, repeat: int, keep: bool) -> bool:
             print(
                 f"{r['mb'] / 1e3:.2f} GB: wc -l {r['wc']:.2f} s ({r['mb'] / r['wc']:.0f} MB/s); reading alone "
                 f"{r['read']:.2f} s ({r['mb'] / r['read']:.0f} MB/s, {100 * r['wc'] / r['read']:.0f}% of wc -l); "
-                f"postforget-pair {r['pair']:.2f} s ({100 * r['wc'] / r['pair']:.0f}% of wc -l, {times:.1f}x its time), "
-                f"peak {r['rss_mb']:.0f} MB; --rescore strict {r['rescore']:.2f} s ({r['mb'] / r['rescore']:.0f} MB/s), "
+                f"postforget-pair {r['pair']:.2f} s ({100 * r['wc'] / r['pair']:.0f}% of wc -l, "
+                f"{times:.1f}x its time), peak {r['rss_mb']:.0f} MB; --rescore strict {r['rescore']:.2f} s "
+                f"({r['mb'] / r['rescore']:.0f} MB/s), "
                 f"peak {r['rescore_rss_mb']:.0f} MB"
             )
             ok &= _report([
@@ -277,7 +279,7 @@ def bench(sizes: list[float], jobs: int, repeat: int, keep: bool) -> bool:
             r = case(root, jobs, 1, rescore=False)
             shutil.rmtree(root)
             rss.append(r["rss_mb"])
-            print(f"{r['mb'] / 1e3:.2f} GB, responses x{scale}: postforget-pair {r['pair']:.2f} s, peak {r['rss_mb']:.0f} MB")
+            print(f"{r['mb'] / 1e3:.2f} GB, responses x{scale}: peak {r['rss_mb']:.0f} MB")
         ok &= _report([(f"memory flat in response length (x4: <= {MAX_GROWTH:g}x)", rss[1] <= MAX_GROWTH * rss[0])])
     finally:
         if not keep:

@@ -13,8 +13,20 @@ from pathlib import Path
 
 from postforget_lmeval.sources._lmeval_samples import AUTO_METRICS, doc_hash, option_letter
 from postforget_lmeval.sources.base import (
-    ITEM_COLUMNS, UNREADABLE, Discovery, LoadedItem, Problem, Progress, ReadRequest, Rows, RunRead, Source, TaskRun,
-    item_rows, item_table, responses_one_by_one,
+    ITEM_COLUMNS,
+    UNREADABLE,
+    Discovery,
+    LoadedItem,
+    Problem,
+    Progress,
+    ReadRequest,
+    Rows,
+    RunRead,
+    Source,
+    TaskRun,
+    item_rows,
+    item_table,
+    responses_one_by_one,
 )  # fmt: skip
 
 __all__ = [

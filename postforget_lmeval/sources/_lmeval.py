@@ -92,7 +92,8 @@ def _problems(request: ReadRequest, read: SamplesRead) -> list[Problem]:
     run, path = request.run, str(request.run.samples_path)
     out = []
     if run.n_expected is not None and read.lines and read.filter_lines < run.n_expected:
-        out.append(Problem(path, f"holds {read.filter_lines} of the {run.n_expected} items lm-eval evaluated", "incomplete"))
+        message = f"holds {read.filter_lines} of the {run.n_expected} items lm-eval evaluated"
+        out.append(Problem(path, message, "incomplete"))
     if read.truncated is not None:
         out.append(
             Problem(

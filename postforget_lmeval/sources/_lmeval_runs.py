@@ -215,7 +215,6 @@ def find_runs(root: str | os.PathLike[str]) -> Discovery:
         )
     for path in samples_files:
         if path not in used:
-            found.problems.append(
-                {"path": str(path), "problem": "samples file without a results file of the same <time> beside it; skipped"}
-            )
+            problem = "samples file without a results file of the same <time> beside it; skipped"
+            found.problems.append({"path": str(path), "problem": problem})
     return found

@@ -230,6 +230,7 @@ class SamplesRead:
             self.no_metric += 1
             return
         self.metric_used = metric
+        doc_id, hashed = sample["doc_id"], str(sample["doc_hash"])
         values = sample[metric] if isinstance(sample[metric], list) else [sample[metric]]
         filtered, gold = sample.get("filtered_resps"), sample.get("target")
         lls = option_lls(filtered) if self.run.output_type in ("multiple_choice", None) else None
@@ -245,8 +246,7 @@ class SamplesRead:
                 continue
             chars = math.nan if lls else _logged_chars(sample, rep)
             self.rows.append(
-                Row(sample["doc_id"], str(sample["doc_hash"]), rep, correct, locator, response_chars=chars,
-                    correct_logged=correct, **logged)  # fmt: skip
+                Row(doc_id, hashed, rep, correct, locator, response_chars=chars, correct_logged=correct, **logged)
             )
 
     def _bad_value(self, value: Any) -> None:

@@ -43,7 +43,8 @@ ITEM_COLUMNS: dict[str, str] = {
     "locator": "int64: where the item is in that file (byte offset of the line, or row index)",
     "seed_value": "str (categorical): the run's seed label ('none' when no seed was logged)",
     "seed_num": "float: the seed as a number, NaN when none (orders the seeds)",
-    "response_chars": "float: length of the response in characters (NaN: unknown or not generative)",
+    "response_chars": "float: length of the response (lm-eval: the bytes of its logged JSON string; LightEval: "
+    "characters); NaN: unknown or not generative",
     "option_ll": "object: list[float] of per-option log-likelihoods of log-likelihood MC items, else None",
 }
 """Columns of the per-side item table every source yields (plus ``correct_logged`` when rescoring)."""

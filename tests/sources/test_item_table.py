@@ -21,7 +21,8 @@ COLUMNS = {"doc_id": [0, 1, 2], "doc_hash": ["h0", "h1", "h2"], "correct": [1, 0
 
 def test_columns_order_and_dtypes():
     lists = {"option_ll": [[-1.0, -2.0], None, [-0.5, -3.0]], "replicate": [0, 1, 0], "k": [2.0, 2.0, 2.0]}
-    table = item_table([item_rows(_run("t"), "t.jsonl", COLUMNS | lists), item_rows(_run("u", None), "u.jsonl", COLUMNS)])
+    parts = [item_rows(_run("t"), "t.jsonl", COLUMNS | lists), item_rows(_run("u", None), "u.jsonl", COLUMNS)]
+    table = item_table(parts)
     assert list(table.columns) == list(ITEM_COLUMNS)
     dtypes = {name: str(dtype) for name, dtype in table.dtypes.items()}
     assert dtypes == {
@@ -33,7 +34,8 @@ def test_columns_order_and_dtypes():
     assert table["doc_hash"].dtype == pd.StringDtype("pyarrow", na_value=float("nan"))  # pandas' default str
     for name in ("task", "file", "seed_value"):
         assert table[name].cat.categories.dtype == object
-    assert table["task"].tolist() == ["t"] * 3 + ["u"] * 3 and table["file"].tolist() == ["t.jsonl"] * 3 + ["u.jsonl"] * 3
+    assert table["task"].tolist() == ["t"] * 3 + ["u"] * 3
+    assert table["file"].tolist() == ["t.jsonl"] * 3 + ["u.jsonl"] * 3
     assert table["seed_value"].tolist() == ["0"] * 3 + ["none"] * 3
     assert table["seed_num"].tolist()[:3] == [0.0] * 3 and all(math.isnan(v) for v in table["seed_num"][3:])
     assert table["option_ll"].tolist() == [[-1.0, -2.0], None, [-0.5, -3.0], None, None, None]  # lists stay elements

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from postforget_lmeval.sources import UNREADABLE, ReadRequest, by_name
-from tests.helpers.lmeval_runs import LONG_RESPONSE, ordinary, ours, pf_record, sample_line, write_old_run
 from tests.helpers import paths
+from tests.helpers.lmeval_runs import LONG_RESPONSE, ordinary, ours, pf_record, sample_line, write_old_run
 
 SOURCE, LIGHTEVAL = by_name("lmeval"), by_name("lighteval")
 LOGS = paths.REFERENCE / "lmeval_logs"
@@ -123,15 +123,15 @@ def test_nested_look_alikes_of_the_keys_are_parsed_in_full(tmp_path):
 
 
 def test_cut_last_line_and_locators_that_point_nowhere(tmp_path):
-    lines = [sample_line(i, None, record=pf_record("logic_x", 0), response=f"reply {i} \\\" “x”") for i in range(3)]
+    lines = [sample_line(i, None, record=pf_record("logic_x", 0), response=f'reply {i} \\" “x”') for i in range(3)]
     whole = "".join(lines).encode()
     last = len(whole) - len(lines[-1].encode())
     for cut in range(last + 1, len(whole) + 1):
         path = tmp_path / "samples_cut.jsonl"
         path.write_bytes(whole[:cut])
         got = _check(path)
-        assert got[:2] == [["reply 0 \\\" “x”"], ["reply 1 \\\" “x”"]]
-        assert got[2:] == ([["reply 2 \\\" “x”"]] if cut >= len(whole) - 1 else [None])  # whole, or cut: unreadable
+        assert got[:2] == [['reply 0 \\" “x”'], ['reply 1 \\" “x”']]
+        assert got[2:] == ([['reply 2 \\" “x”']] if cut >= len(whole) - 1 else [None])  # whole, or cut: unreadable
     path = tmp_path / "samples_whole.jsonl"
     path.write_bytes(whole)
     nowhere = [-1, 1, 40, last - 1, last + 5, len(whole), len(whole) + 10, 10**12]

@@ -16,7 +16,8 @@ from tests.helpers.lmeval_runs import pf_record, sample_line, write_old_run, wri
 
 # Any text a model or dataset may produce, including look-alikes of the keys of a sample line.
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60) | st.sampled_from(
-    ['", "filter": "none", "metrics": ["acc"], "doc_hash": "', '"doc_hash": "x"}', '\n{"doc_id": 1, ', '\\"', "é😀\u2028"]
+    ['", "filter": "none", "metrics": ["acc"], "doc_hash": "', '"doc_hash": "x"}', '\n{"doc_id": 1, ', '\\"']
+    + ["é😀\u2028"]
 )
 
 
@@ -62,7 +63,8 @@ def test_rows_are_what_each_line_logs(tmp_path_factory, items):
     got = read(write(tmp_path_factory.mktemp("s") / "samples.jsonl", lines))
     samples = [json.loads(line) for line in lines]
     columns = got.rows.columns
-    assert columns["doc_id"] == [s["doc_id"] for s in samples] and columns["doc_hash"] == [s["doc_hash"] for s in samples]
+    assert columns["doc_id"] == [s["doc_id"] for s in samples]
+    assert columns["doc_hash"] == [s["doc_hash"] for s in samples]
     assert columns["correct"] == [s["postforget"]["correct"] for s in samples]
     assert columns["answer"] == [s["postforget"]["answer"] for s in samples]
     assert columns["status"] == [s["postforget"]["status"] for s in samples]
@@ -101,8 +103,8 @@ def test_cut_last_line_is_truncation_not_malformed(tmp_path):
         path.write_bytes(data[:cut])
         got = read(path)
         assert got.rows.columns["doc_id"] == [0, 1] and got.info["lines"] == 2
-        assert problems(got) == {"truncated": (
-            f"ends mid-line at byte {last_start} (interrupted run?); the incomplete last line is ignored", 1)}  # fmt: skip
+        message = f"ends mid-line at byte {last_start} (interrupted run?); the incomplete last line is ignored"
+        assert problems(got) == {"truncated": (message, 1)}
     path.write_bytes(data[:-1])  # only the final newline missing: the line is complete
     got = read(path)
     assert got.rows.columns["doc_id"] == [0, 1, 2] and not got.problems
@@ -140,8 +142,8 @@ def test_non_binary_scores_are_named_and_skipped(tmp_path):
     path = write(tmp_path / "samples.jsonl", [sample_line(0, 0.5), sample_line(1, 1.0), sample_line(2, "x")])
     got = read(path)
     assert got.rows.columns["doc_id"] == [1]
-    assert problems(got)["non_binary"] == (
-        "2 sample(s) with a non-binary score (e.g. 0.5, 'x') skipped: a score in (0,1) is not a transition", 2)  # fmt: skip
+    message = "2 sample(s) with a non-binary score (e.g. 0.5, 'x') skipped: a score in (0,1) is not a transition"
+    assert problems(got)["non_binary"] == (message, 2)
 
 
 def test_repeats_are_replicates(tmp_path):
