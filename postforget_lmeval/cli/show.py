@@ -16,8 +16,8 @@ import pandas as pd
 from postforget_lmeval import sources
 from postforget_lmeval.pairing.results import TRANSITIONS, PairingError
 from postforget_lmeval.pairing.run_plan import listing
-from postforget_lmeval.sources.base import LoadedItem
 from postforget_lmeval.sources import option_letter
+from postforget_lmeval.sources.base import LoadedItem
 
 RESPONSE_TAIL = 600  # characters of a response shown by `show --responses` (the answer is at its end)
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from postforget_lmeval.errors import PairingError
-from postforget_lmeval.sources.base import ReadRequest, Source, TaskRun
 from postforget_lmeval.sources import AUTO_METRICS
+from postforget_lmeval.sources.base import ReadRequest, Source, TaskRun
 
 SIDES = ("before", "after")
 
