@@ -1,20 +1,20 @@
-"""Throughput and memory of ``postforget-pair`` on generated lm-eval sample logs (``make bench``).
+"""The speed floor of ``postforget-pair`` on generated lm-eval sample logs (``make bench``).
 
-For each size (GB of sample logs, both sides together) it writes a before and an after directory
-laid out and serialised like lm-eval 0.4.13 (``samples_<task>_<time>.jsonl`` lines of
-chain-of-thought responses of 2-8 KB, 3 seeds), then, in one run on the same files:
+For each size (GB of sample logs, both sides together) it writes a before and an after directory laid
+out and serialised like lm-eval 0.4.13 (``samples_<task>_<time>.jsonl`` lines of chain-of-thought
+responses of 2-8 KB, 3 seeds) and measures, in one run on the same files: ``wc -l`` over them, the
+reading phase alone, the whole ``postforget-pair --no-plot`` and the same with ``--rescore strict``.
+A small case repeated with 4x longer responses (the same samples, 4x the bytes) shows whether memory
+grows with response length. It prints the figures and whether each floor is met:
 
-* ``wc -l`` over them (the floor: reading the bytes and counting newlines);
-* the whole ``postforget-pair --no-plot`` process, in a fresh interpreter, with its phases
-  (start-up and imports, reading, pairing and tables, analyses, writing) and peak memory;
-* the same with ``--rescore strict``: every response re-read by the extractor.
+* the whole ``postforget-pair`` at >= 10% of ``wc -l``'s throughput (its time <= 10x wc -l's);
+* peak memory (the main process and the largest worker) under 1 GB, and flat in response length
+  (4x longer responses: at most 25% more);
+* ``--rescore strict`` at >= 100 MB/s.
 
-A last case repeats a small case's samples (``--memory-gb``) with 4x longer responses: same samples,
-~4x the bytes, so its memory shows whether memory grows with response length (it should not).
-Generated data lives under a temporary directory in /tmp and is deleted at the end (``--keep`` to
-keep it).
+Generated data lives under a temporary directory in /tmp and is deleted at the end (``--keep`` keeps it).
 
-    python scripts/bench_pairing.py [--sizes 2] [--jobs N] [--repeat 3] [--memory-gb 0.25] [--keep]
+    python scripts/bench_pairing.py [--sizes 2] [--jobs N] [--repeat 3] [--keep]
 """
 
 from __future__ import annotations
@@ -123,7 +123,8 @@ def _sample(doc_id: int, question: str, response: str, subtask: str, gold: str, 
 def tasks_for(gb: float) -> int:
     """Sub-benchmarks (of ITEMS_PER_TASK items x 3 seeds x 2 sides) that make about ``gb`` GB with 2-8 KB responses."""
     rng = random.Random(0)
-    line_bytes = len(_sample(0, _text(rng, 500), _text(rng, 5000), "mmlu_s0", "B", "B"))  # ~12 KB: response logged twice
+    # ~12 KB a line: the response is logged twice
+    line_bytes = len(_sample(0, _text(rng, 500), _text(rng, 5000), "mmlu_s0", "B", "B"))
     return max(1, round(gb * 1e9 / (2 * len(SEEDS) * ITEMS_PER_TASK * line_bytes)))
 
 
@@ -181,175 +182,133 @@ def generate(root: Path, n_tasks: int, response_scale: int = 1, seed: int = 0) -
     return written
 
 
-def measure(before: str, after: str, out: str, jobs: str | None, extra: list[str]) -> None:
-    """Run in a fresh process: the pairing CLI in-process, its phases, its own and its workers' peak RSS."""
-    t = time.perf_counter()
+MEMORY_GB = 0.25  # the size of the memory check, written once with 1x and once with 4x longer responses
+MAX_WC_TIMES = 10.0
+MAX_RSS_MB = 1000.0
+MAX_GROWTH = 1.25  # peak memory with 4x longer responses, at most this times the 1x case's
+MIN_RESCORE_MB_S = 100.0
+
+
+def measure_pair(args: list[str]) -> None:
+    """In this (fresh) process: ``postforget-pair args``; prints the peak RSS of this process and of its workers."""
     from postforget_lmeval.cli import main as run
 
-    imports = time.perf_counter() - t
-    argv = [before, after, "-o", out, "-q", "--no-plot"] + (["--jobs", jobs] if jobs else [])
-    code = run(argv + extra)  # what the console script runs
-    in_process = time.perf_counter() - t
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    print(
-        json.dumps(
-            {
-                "code": code,
-                "imports": imports,
-                "in_process": in_process,
-                "rss_main_mb": own / 1024,
-                "rss_worker_mb": workers / 1024,
-            }
-        )
-    )
+    code = run(args)
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(json.dumps({"rss_mb": max(own, workers)}))
+    sys.exit(code)
 
 
-def measure_read(before: str, after: str, jobs: str | None) -> None:
-    """In a fresh process: the sources' reading alone (what the read phase does without the imports beside it)."""
-    from postforget_lmeval.pairing import reading
+def measure_read(before: str, after: str, jobs: int) -> None:
+    """In this (fresh) process: the reading phase alone (find the runs of both sides, read every samples file);
+    prints its seconds."""
+    from postforget_lmeval.sources import ReadRequest, detect
 
-    _, seconds = reading.start(before, after, jobs=int(jobs) if jobs else None).collect()
-    print(json.dumps({"read_only": seconds}))
-
-
-def _read_only(root: Path, jobs: str | None) -> float:
-    cmd = [sys.executable, __file__, "--measure-read", str(root / "before"), str(root / "after"), jobs or ""]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    return json.loads(proc.stdout.strip().splitlines()[-1])["read_only"]
-
-
-def _files(root: Path) -> list[str]:
-    return sorted(str(p) for p in root.rglob("samples_*.jsonl"))
-
-
-def _pairing_run(root: Path, jobs: str | None, *extra: str) -> dict[str, float]:
-    """One `postforget-pair` in a fresh process: wall time, phase times, peak RSS."""
-    out = root / "out"
-    cmd = [sys.executable, __file__, "--measure", str(root / "before"), str(root / "after"), str(out), jobs or ""]
     t = time.perf_counter()
-    proc = subprocess.run([*cmd, *extra], capture_output=True, text=True)
-    wall = time.perf_counter() - t
+    requests = []
+    for root in (before, after):
+        source = detect(root)
+        requests += [ReadRequest(run, None, None) for run in source.find_runs(Path(root)).task_runs]
+    source.read(requests, jobs, None)
+    print(json.dumps({"seconds": time.perf_counter() - t}))
+
+
+def _timed(cmd: list[str]) -> tuple[float, str]:
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    seconds = time.perf_counter() - t
     if proc.returncode:
-        raise SystemExit(f"pairing failed:\n{proc.stderr}")
-    timing = json.loads((out / "summary.json").read_text())["timing"]
-    run = json.loads(proc.stdout.strip().splitlines()[-1])
-    return {
-        "wall": wall,
-        "startup": wall - run["in_process"] + run["imports"],  # interpreter start-up and imports
-        "read": timing["read_seconds"],
-        "pair": timing["total_seconds"],
-        "analyses": timing.get("analyses_seconds", 0.0),
-        "write": run["in_process"] - run["imports"] - timing["total_seconds"],
-        **run,
-    }
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr}")
+    return seconds, proc.stdout
 
 
-def _best(runs: list[dict[str, float]]) -> dict[str, float]:
-    best = min(runs, key=lambda r: r["wall"])
-    return {
-        **best,
-        "read": min(r["read"] for r in runs),
-        "rss_main_mb": max(r["rss_main_mb"] for r in runs),
-        "rss_worker_mb": max(r["rss_worker_mb"] for r in runs),
-    }
+def _pair(root: Path, jobs: int, *extra: str) -> tuple[float, float]:
+    """(wall seconds, peak RSS MB) of one ``postforget-pair`` in a fresh process."""
+    args = [str(root / "before"), str(root / "after"), "-o", str(root / "out"), "-q", "--no-plot", "--jobs", str(jobs)]
+    seconds, out = _timed([sys.executable, __file__, "--measure-pair", *args, *extra])
+    return seconds, json.loads(out.strip().splitlines()[-1])["rss_mb"]
 
 
-def bench(sizes: list[float], jobs: str | None, keep: bool, repeat: int, memory_gb: float) -> None:
+def case(root: Path, jobs: int, repeat: int, rescore: bool = True) -> dict[str, float]:
+    """The figures of one generated pair: best times of ``repeat`` runs, the highest peak memory."""
+    files = sorted(str(p) for p in root.rglob("samples_*.jsonl"))
+    mb = sum(os.path.getsize(f) for f in files) / 1e6
+    subprocess.run(["cat", *files], stdout=subprocess.DEVNULL, check=True)  # the same page-cache state for all
+    wc = min(_timed(["wc", "-l", *files])[0] for _ in range(repeat))
+    read_cmd = [sys.executable, __file__, "--measure-read", str(root / "before"), str(root / "after"), str(jobs)]
+    read = min(json.loads(_timed(read_cmd)[1].strip().splitlines()[-1])["seconds"] for _ in range(repeat))
+    runs = [_pair(root, jobs) for _ in range(repeat)]
+    out = {"mb": mb, "wc": wc, "read": read, "pair": min(t for t, _ in runs), "rss_mb": max(r for _, r in runs)}
+    if rescore:
+        runs = [_pair(root, jobs, "--rescore", "strict") for _ in range(max(1, repeat // 2))]
+        out |= {"rescore": min(t for t, _ in runs), "rescore_rss_mb": max(r for _, r in runs)}
+    return out
+
+
+def bench(sizes: list[float], jobs: int, repeat: int, keep: bool) -> bool:
     base = Path(tempfile.mkdtemp(prefix="postforget-bench-", dir="/tmp"))
-    print(f"data under {base}; best of {repeat} runs per case, jobs={jobs or 'CPUs available'}")
-    # the sizes with 2-8 KB responses, then a small case's items with 4x longer responses: the same
-    # number of samples, so the same memory if memory does not grow with response length
-    small = [s for s in sizes if s <= memory_gb] or [memory_gb]
-    cases = [(f"{s:g}", tasks_for(s), 1) for s in sorted(set(sizes) | {small[0]})]
-    cases.append((f"{small[0]:g} x4 resp", tasks_for(small[0]), 4))
-    rows = []
+    print(f"data under {base}; jobs={jobs}; best of {repeat} runs")
+    ok = True
     try:
-        for label, n_tasks, scale in cases:
-            root = base / f"case{len(rows)}"
-            t = time.perf_counter()
-            n_bytes = generate(root, n_tasks, scale)
-            print(f"generated {n_bytes / 1e9:.2f} GB ({label}) in {time.perf_counter() - t:.0f}s", flush=True)
-            os.sync()  # the kernel would write the new files back to disk ~30 s later, during the measurements
-            files = _files(root)
-            subprocess.run(["cat", *files], stdout=subprocess.DEVNULL, check=True)  # same page-cache state for all
-            wc_times = []
-            for _ in range(repeat):
-                t = time.perf_counter()
-                wc = subprocess.run(["wc", "-l", *files], capture_output=True, text=True, check=True)
-                wc_times.append(time.perf_counter() - t)
-            read_only = min(_read_only(root, jobs) for _ in range(repeat))
-            fast = _best([_pairing_run(root, jobs) for _ in range(repeat)])
-            bare = _best([_pairing_run(root, jobs, "--no-analyses") for _ in range(repeat)])
-            rescored = _best([_pairing_run(root, jobs, "--rescore", "strict") for _ in range(max(1, repeat // 2))])
-            rows.append(
-                {
-                    "case": label,
-                    "bytes": n_bytes,
-                    "lines": int(wc.stdout.strip().splitlines()[-1].split()[0]),
-                    "wc": min(wc_times),
-                    "read_only": read_only,
-                    "fast": fast,
-                    "bare": bare,
-                    "rescored": rescored,
-                }
-            )
-            print(f"  done: {json.dumps(rows[-1], default=str)}", flush=True)
+        for i, gb in enumerate(sizes):
+            root = base / f"size{i}"
+            generate(root, tasks_for(gb))
+            os.sync()  # else the kernel writes the new files back during the measurements
+            r = case(root, jobs, repeat)
             shutil.rmtree(root)
+            times = r["pair"] / r["wc"]
+            print(
+                f"{r['mb'] / 1e3:.2f} GB: wc -l {r['wc']:.2f} s ({r['mb'] / r['wc']:.0f} MB/s); reading alone "
+                f"{r['read']:.2f} s ({r['mb'] / r['read']:.0f} MB/s, {100 * r['wc'] / r['read']:.0f}% of wc -l); "
+                f"postforget-pair {r['pair']:.2f} s ({100 * r['wc'] / r['pair']:.0f}% of wc -l, "
+                f"{times:.1f}x its time), peak {r['rss_mb']:.0f} MB; --rescore strict {r['rescore']:.2f} s "
+                f"({r['mb'] / r['rescore']:.0f} MB/s), "
+                f"peak {r['rescore_rss_mb']:.0f} MB"
+            )
+            ok &= _report([
+                (f"postforget-pair <= {MAX_WC_TIMES:g}x wc -l's time", times <= MAX_WC_TIMES),
+                (f"--rescore strict >= {MIN_RESCORE_MB_S:g} MB/s", r["mb"] / r["rescore"] >= MIN_RESCORE_MB_S),
+                (f"peak memory < {MAX_RSS_MB:g} MB", max(r["rss_mb"], r["rescore_rss_mb"]) < MAX_RSS_MB),
+            ])  # fmt: skip
+        rss = []
+        for scale in (1, 4):
+            root = base / f"memory{scale}"
+            generate(root, tasks_for(MEMORY_GB), response_scale=scale)
+            os.sync()
+            r = case(root, jobs, 1, rescore=False)
+            shutil.rmtree(root)
+            rss.append(r["rss_mb"])
+            print(f"{r['mb'] / 1e3:.2f} GB, responses x{scale}: peak {r['rss_mb']:.0f} MB")
+        ok &= _report([(f"memory flat in response length (x4: <= {MAX_GROWTH:g}x)", rss[1] <= MAX_GROWTH * rss[0])])
     finally:
         if not keep:
             shutil.rmtree(base, ignore_errors=True)
-    _print(rows)
+    return ok
 
 
-def _print(rows: list[dict]) -> None:
-    print(
-        f"\n{'case (GB)':>12} {'GB':>5} {'lines':>7} {'wc -l s':>7} {'wc MB/s':>7} | {'reading MB/s':>12} | "
-        f"{'pair s':>6} {'% wc':>5} "
-        f"{'start':>5} {'read':>5} {'join':>5} {'anal.':>5} {'write':>5} {'read MB/s':>9} {'RSS MB':>6} {'wkr MB':>6} | "
-        f"{'no-anal. s':>10} {'% wc':>5} | {'rescore s':>9} {'% wc':>5} {'read MB/s':>9} {'RSS MB':>6} {'wkr MB':>6}"
-    )
-    for r in rows:
-        mb, f, b, x = r["bytes"] / 1e6, r["fast"], r["bare"], r["rescored"]
-        print(
-            f"{r['case']:>12} {r['bytes'] / 1e9:>5.2f} {r['lines']:>7} {r['wc']:>7.2f} {mb / r['wc']:>7.0f} | "
-            f"{mb / r['read_only']:>12.0f} | {f['wall']:>6.2f} {100 * r['wc'] / f['wall']:>4.0f}% {f['startup']:>5.2f} {f['read']:>5.2f} "
-            f"{f['pair'] - f['read'] - f['analyses']:>5.2f} {f['analyses']:>5.2f} {f['write']:>5.2f} "
-            f"{mb / f['read']:>9.0f} {f['rss_main_mb']:>6.0f} {f['rss_worker_mb']:>6.0f} | "
-            f"{b['wall']:>10.2f} {100 * r['wc'] / b['wall']:>4.0f}% | "
-            f"{x['wall']:>9.2f} {100 * r['wc'] / x['wall']:>4.0f}% {mb / x['read']:>9.0f} "
-            f"{x['rss_main_mb']:>6.0f} {x['rss_worker_mb']:>6.0f}"
-        )
-    print(
-        "reading MB/s: the sources' reading alone (reading.start + collect, fresh process, best of the runs). "
-        "pair s: wall time of the whole `postforget-pair --no-plot` process, best of the runs; % wc: wc -l's time as a "
-        'share of it (= throughput relative to wc -l). Its phases: start (interpreter start-up and the light imports), '
-        'read (the log-reading phase; pandas and the renderers are imported meanwhile), join (seed plan, join, tables),'
-        " anal. (the analyses), write (every output file but the optional plot). read MB/s: the logs' bytes over the "
-        "read phase. no-anal.: the same with --no-analyses (the paper's figures only). rescore: with --rescore strict "
-        '(every response re-read by the extractor). RSS: peak resident set of the main process and of the largest child'
-        " process (a reading worker; on large pairs also the bootstrap's process, whose pages are mostly shared with "
-        "the main one). 'x4 resp': the small case's samples with 4x longer responses."
-    )
+def _report(floors: list[tuple[str, bool]]) -> bool:
+    """Prints whether each floor is met; True if all are."""
+    for label, met in floors:
+        print(f"  {label}: {'met' if met else 'NOT MET'}")
+    return all(met for _, met in floors)
 
 
 def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "--measure":
-        measure(*sys.argv[2:5], sys.argv[5] or None, sys.argv[6:])
+    if sys.argv[1:2] == ["--measure-pair"]:
+        measure_pair(sys.argv[2:])
         return
-    if len(sys.argv) > 1 and sys.argv[1] == "--measure-read":
-        measure_read(sys.argv[2], sys.argv[3], sys.argv[4] or None)
+    if sys.argv[1:2] == ["--measure-read"]:
+        measure_read(sys.argv[2], sys.argv[3], int(sys.argv[4]))
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="2", help="GB of sample logs (both sides together), comma-separated")
-    parser.add_argument("--jobs", help="reading processes (default: CPUs available)")
+    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)), help="reading processes")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is reported")
     parser.add_argument("--keep", action="store_true", help="keep the generated data")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per case; the best is reported (default 3)")
-    parser.add_argument(
-        "--memory-gb", type=float, default=0.25, help="size of the memory check: this size, then 4x longer responses"
-    )
     args = parser.parse_args()
-    bench([float(s) for s in args.sizes.split(",")], args.jobs, args.keep, args.repeat, args.memory_gb)
+    ok = bench([float(s) for s in args.sizes.split(",")], args.jobs, args.repeat, args.keep)
+    print("every floor met" if ok else "a floor is not met")
 
 
 if __name__ == "__main__":

@@ -39,7 +39,8 @@ def side_table(
         raise PairingError(f"no usable samples on the {side} side: " + listing(mine, 5, "; "))
     df = item_table(parts)
     sizes = [len(p) for p in parts]
-    df["has_repeats"] = np.repeat([p.has_repeats for p in parts], sizes)
+    run = np.repeat(np.arange(len(parts)), sizes)  # each row's run: a run of several replicates has repeats
+    df["has_repeats"] = (df["replicate"].groupby(run).transform("max") > 0).to_numpy()
     if k is not None:
         df.loc[np.repeat([not p.run.self_scored for p in parts], sizes), "k"] = float(k)
     df["source"] = pd.Categorical([source.name] * len(df), categories=pd.Index([source.name], dtype="str"))

@@ -1,6 +1,6 @@
-"""Input formats: one module per harness, chosen per directory.
+"""Input formats: one module set per harness, chosen per directory.
 
-Each module exposes ``SOURCE``, an instance of :class:`postforget_lmeval.sources.base.Source`.
+Each format's module (``_<name>.py``) exposes ``SOURCE``, an instance of :class:`Source`.
 :func:`detect` asks each in :data:`FORMATS` order whether a directory holds its runs; lm-eval is
 the fallback, so a directory with no recognisable run gets lm-eval's explanation of what is missing.
 """
@@ -11,24 +11,32 @@ import importlib
 import os
 from pathlib import Path
 
-from postforget_lmeval.sources.base import (
+from postforget_lmeval.sources._lmeval_samples import AUTO_METRICS, doc_hash, option_letter
+from postforget_lmeval.sources._base import (
+    ITEM_COLUMNS,
     UNREADABLE,
     Discovery,
     LoadedItem,
     Problem,
     Progress,
     ReadRequest,
+    Rows,
     RunRead,
     Source,
     TaskRun,
     item_rows,
     item_table,
     responses_one_by_one,
-)
-from postforget_lmeval.sources.lmeval_scan import AUTO_METRICS, doc_hash, option_letter
+)  # fmt: skip
+
+__all__ = [
+    "AUTO_METRICS", "FORMATS", "ITEM_COLUMNS", "UNREADABLE", "Discovery", "LoadedItem", "Problem", "Progress",
+    "ReadRequest", "Rows", "RunRead", "Source", "TaskRun", "by_name", "detect", "doc_hash", "item_rows",
+    "item_table", "option_letter", "responses_one_by_one",
+]  # fmt: skip
 
 FORMATS = ("lmeval", "lighteval")
-"""Names accepted by ``--format``, each a module of this package."""
+"""Names accepted by ``--format``, each the module ``_<name>.py`` of this package."""
 FALLBACK = "lmeval"
 
 
@@ -36,7 +44,7 @@ def by_name(name: str) -> Source:
     """The source of a format name (as ``--format`` and samples.parquet's ``source_*`` columns spell it)."""
     if name not in FORMATS:
         raise ValueError(f"unknown input format {name!r}; choose one of {', '.join(FORMATS)}")
-    return importlib.import_module(f"postforget_lmeval.sources.{name}").SOURCE
+    return importlib.import_module(f"{__name__}._{name}").SOURCE
 
 
 def detect(root: str | os.PathLike[str], name: str | None = None) -> Source:

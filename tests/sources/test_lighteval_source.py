@@ -17,14 +17,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from postforget_lmeval import pair
-from postforget_lmeval.report.files import write_outputs
 from postforget_lmeval.pairing.results import PairingError
-from postforget_lmeval.sources import detect
-from postforget_lmeval.sources.base import ReadRequest
-from postforget_lmeval.sources.lighteval import SOURCE
-from postforget_lmeval.sources.lighteval_items import parse_query, subtask_of
-from tests.helpers.lmeval_runs import pf_record, sample_line, write_run
+from postforget_lmeval.report.files import write_outputs
+from postforget_lmeval.sources import ReadRequest, detect
+from postforget_lmeval.sources._lighteval import SOURCE
+from postforget_lmeval.sources._lighteval_items import parse_query, subtask_of
 from tests.helpers import paths
+from tests.helpers.lmeval_runs import pf_record, sample_line, write_run
 
 FIXTURES = paths.FIXTURES / "lighteval"
 VERSIONS = ("v0_10", "v0_13")
@@ -69,8 +68,7 @@ def test_paper_task_names_map_onto_the_catalog_and_unknown_tasks_keep_their_name
 
 def test_question_and_options_come_from_the_item_not_the_whole_prompt():
     few_shot = (
-        "Header.\n\nQuestion: Old?\nA) x\nB) y\nReasoning: r\nAnswer: A\n\n"
-        "Question: New?\nA) 1\nB) 2\nC) 3\nReasoning:"
+        "Header.\n\nQuestion: Old?\nA) x\nB) y\nReasoning: r\nAnswer: A\n\nQuestion: New?\nA) 1\nB) 2\nC) 3\nReasoning:"
     )
     chat = 'Header.\n    Think step by step.\n    Question: "New?"\n    \nA) 1\nB) 2\nC) 3'
     assert parse_query(few_shot) == parse_query(chat) == ("New?", ["1", "2", "3"])
@@ -282,8 +280,9 @@ def test_a_results_file_without_its_details_is_reported(tmp_path):
     found = SOURCE.find_runs(tmp_path / "before")
     assert len(found.task_runs) == 3 and {r.seed for r in found.task_runs} == {1 - run.seed}
     assert len(found.problems) == 1 and found.problems[0]["path"] == str(run.results_path)
-    assert "--save-details" in found.problems[0]["problem"] and "mmlu_reasoning_letter:abstract_algebra|0" in (
-        found.problems[0]["problem"]
+    assert (
+        "--save-details" in found.problems[0]["problem"]
+        and "mmlu_reasoning_letter:abstract_algebra|0" in (found.problems[0]["problem"])
     )
 
 

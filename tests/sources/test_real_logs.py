@@ -6,10 +6,8 @@ figure checked here is recounted from the raw sample lines in the test itself.
 
 from __future__ import annotations
 
-from tests.helpers import paths
 import json
 import re
-import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -18,11 +16,11 @@ import pytest
 from postforget_lmeval.cli import main
 from postforget_lmeval import pair
 from postforget_lmeval.pairing.results import PairingError
+from tests.helpers import paths
+from tests.helpers.lmeval_runs import ours, write_old_run, write_run
 
 LOGS = paths.REFERENCE / "lmeval_logs"
 pytestmark = pytest.mark.skipif(not LOGS.is_dir(), reason="the reference logs are not beside the checkout")
-
-from tests.helpers.lmeval_runs import ours, write_old_run, write_run
 
 
 def recount(root: Path, metric: str = "acc", filter_: str | None = None) -> dict[tuple[str, int], int]:

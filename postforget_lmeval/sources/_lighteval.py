@@ -6,8 +6,8 @@ details file takes the seed of the results file of the same ``<date>``
 (``config_general.generation_parameters.seed`` in 0.10, ``config_general.model_config.
 generation_parameters.seed`` in 0.13).
 
-The items: :mod:`.lighteval_items` (task names, question, options, key); the details files:
-:mod:`.lighteval_details`. This module finds the runs and reads one item back for ``show``.
+The items: :mod:`._lighteval_items` (task names, question, options, key); the details files:
+:mod:`._lighteval_details`. This module finds the runs and reads one item back for ``show``.
 """
 
 from __future__ import annotations
@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from postforget_lmeval.errors import PairingError
-from postforget_lmeval.sources.base import Discovery, LoadedItem, Progress, ReadRequest, RunRead, Source, TaskRun
-from postforget_lmeval.sources.lighteval_items import METRIC, keys
-from postforget_lmeval.sources.lmeval_layout import lfs_pointer
+from postforget_lmeval.sources._lighteval_items import METRIC, keys
+from postforget_lmeval.sources._lmeval_runs import lfs_pointer
+from postforget_lmeval.sources._base import Discovery, LoadedItem, Progress, ReadRequest, RunRead, Source, TaskRun
 
 DATE = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
 RESULTS_RE = re.compile(rf"^results_(?P<date>{DATE})\.json$")
 DETAILS_RE = re.compile(rf"^details_(?P<task>.+)_(?P<date>{DATE})\.parquet$")
+
 
 def _results(path: Path) -> dict[str, Any] | None:
     try:
@@ -138,7 +139,7 @@ class LightEvalSource(Source):
         return found
 
     def read(self, requests: Sequence[ReadRequest], jobs: int, progress: Progress | None) -> list[RunRead]:
-        from postforget_lmeval.sources.lighteval_details import read_run  # pyarrow: only when reading details
+        from postforget_lmeval.sources._lighteval_details import read_run  # pyarrow: only when reading details
 
         total, done, out = sum(r.run.samples_bytes for r in requests), 0, []
         for req in requests:
@@ -149,7 +150,7 @@ class LightEvalSource(Source):
         return out
 
     def load_item(self, file: str, locator: int) -> LoadedItem:
-        from postforget_lmeval.sources.lighteval_details import rows_of
+        from postforget_lmeval.sources._lighteval_details import rows_of
 
         rows = rows_of(file, full=True)
         row = rows[int(locator)]

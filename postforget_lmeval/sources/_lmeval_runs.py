@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from postforget_lmeval.sources.base import Discovery, TaskRun
+from postforget_lmeval.sources._base import Discovery, TaskRun
 
 RESULTS_RE = re.compile(r"^(?P<stem>.+)_(?P<date>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.json$")
 SAMPLES_RE = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.jsonl$")
@@ -215,7 +215,6 @@ def find_runs(root: str | os.PathLike[str]) -> Discovery:
         )
     for path in samples_files:
         if path not in used:
-            found.problems.append(
-                {"path": str(path), "problem": "samples file without a results file of the same <time> beside it; skipped"}
-            )
+            problem = "samples file without a results file of the same <time> beside it; skipped"
+            found.problems.append({"path": str(path), "problem": problem})
     return found

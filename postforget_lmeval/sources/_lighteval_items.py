@@ -35,6 +35,7 @@ METRIC = "extractive_match"
 HIDDEN_OPTIONS_K = {"bbh_object_counting": 19.0}  # the paper shows no options; the answer is one of 19 letters
 OPTION_RE = re.compile(r"^\s*(\()?([A-Z])\)\s?(.*)$")
 
+
 def _task_name(logged: str) -> str:
     """``community|mmlu_reasoning_letter:x|0`` (0.10) or ``mmlu_reasoning_letter:x|0`` (0.13) -> the task."""
     parts = logged.split("|")
@@ -77,7 +78,7 @@ def parse_query(query: str) -> tuple[str, list[str]]:
     are the last ``A) ..`` block there, else BBH's own ``(A) ..`` block.
     """
     cut = query.rfind("Question:")
-    lines = (query[cut + len("Question:"):] if cut >= 0 else query).split("\n")
+    lines = (query[cut + len("Question:") :] if cut >= 0 else query).split("\n")
     start, options = _option_block(lines, paren=False)
     if start is None:
         start, options = _option_block(lines, paren=True)

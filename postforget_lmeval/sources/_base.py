@@ -19,13 +19,10 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
-from postforget_lmeval.sources.columns import Coded, Texts
 
 if TYPE_CHECKING:  # imported where a table is built: readers start without pandas
     import pandas as pd
@@ -46,7 +43,8 @@ ITEM_COLUMNS: dict[str, str] = {
     "locator": "int64: where the item is in that file (byte offset of the line, or row index)",
     "seed_value": "str (categorical): the run's seed label ('none' when no seed was logged)",
     "seed_num": "float: the seed as a number, NaN when none (orders the seeds)",
-    "response_chars": "float: length of the response in characters (NaN: unknown or not generative)",
+    "response_chars": "float: length of the response (lm-eval: the bytes of its logged JSON string; LightEval: "
+    "characters); NaN: unknown or not generative",
     "option_ll": "object: list[float] of per-option log-likelihoods of log-likelihood MC items, else None",
 }
 """Columns of the per-side item table every source yields (plus ``correct_logged`` when rescoring)."""
@@ -114,25 +112,15 @@ class Problem:
 
 @dataclass(frozen=True)
 class Rows:
-    """The items of one task run as read: per-row columns, not yet a DataFrame.
-
-    A DataFrame per run costs about a millisecond to build and as much again to send back from a
-    reading process, more than reading the run's log; so runs travel as columns and pairing stacks
-    all runs of a side into one table (:func:`item_table`).
-    """
+    """The items of one task run as read: per-row lists, which :func:`item_table` stacks with the rows of
+    the other runs of a side into one DataFrame."""
 
     run: TaskRun
     file: str  # the file load_item reads the items back from
-    columns: dict[str, Sequence[Any]]  # per-row ITEM_COLUMNS (see item_rows)
+    columns: dict[str, list[Any]]  # per-row ITEM_COLUMNS (see item_rows)
 
     def __len__(self) -> int:
         return len(self.columns["doc_id"])
-
-    @property
-    def has_repeats(self) -> bool:
-        """Whether the run logs several replicates of an item."""
-        replicate = self.columns.get("replicate")
-        return replicate is not None and len(replicate) > 0 and int(np.max(replicate)) > 0
 
 
 @dataclass
@@ -200,11 +188,7 @@ class Source(ABC):
         """One :class:`RunRead` per request, in order; ``jobs`` processes at most."""
 
     def start(self, requests: Sequence[ReadRequest], jobs: int) -> Callable[[Progress | None], list[RunRead]]:
-        """Begin reading; the returned call waits for and returns what :meth:`read` would.
-
-        A source that reads in other processes starts them here, so the caller can do other work
-        meanwhile; by default the reading happens in the returned call.
-        """
+        """Begin reading; the returned call reads and returns what :meth:`read` would."""
         return lambda progress: self.read(requests, jobs, progress)
 
     @abstractmethod
@@ -214,84 +198,50 @@ class Source(ABC):
     def load_responses(self, file: str, locators: Sequence[int]) -> list[list[str] | None]:
         """``load_item(file, locator).responses`` per locator, None where that raises :data:`UNREADABLE`.
 
-        The failure modes read back thousands of replies, a few per file: a source may read each file once
-        for all of them (lm-eval does); by default each item is loaded in full.
+        The failure modes read back many replies, a few per file: a source may open each file once for
+        all of them (lm-eval does); by default each item is loaded on its own.
         """
         return responses_one_by_one(self.load_item, file, locators)
 
 
-_NUMERIC = {
-    "doc_id": np.int64, "replicate": np.int32, "correct": np.int8, "k": float, "locator": np.int64,
-    "response_chars": float, "correct_logged": np.int8,
-}  # fmt: skip
-_REPEATED = ("subtask", "category", "status", "answer", "gold")  # text columns with few distinct values per run
-_MISSING = {"replicate": 0, "k": math.nan, "response_chars": math.nan}  # per-row columns a source may leave out
+_NUMERIC = {"doc_id": "int64", "replicate": "int32", "correct": "int8", "k": "float64", "locator": "int64",
+            "response_chars": "float64", "correct_logged": "int8"}  # fmt: skip
+_DEFAULTS = {"replicate": 0, "k": math.nan, "response_chars": math.nan}  # of a numeric column a source leaves out
 
 
 def item_rows(run: TaskRun, file: str, columns: dict[str, Sequence[Any]]) -> Rows:
-    """The rows of one run from per-row ``columns``: numeric columns as arrays, text and lists as given
-    (doc_hash as a list of strings or a :class:`~postforget_lmeval.sources.columns.Texts`).
+    """The rows of one run from per-row ``columns`` (each a sequence, one value per row).
 
     ``columns`` holds the per-row ITEM_COLUMNS (doc_id, doc_hash, correct, locator required; the
     others are filled in by :func:`item_table`: subtask/category from the run, replicate 0,
     k/response_chars NaN, answer/gold/status/option_ll None) and may add ``correct_logged``.
     """
-    cols = {name: np.asarray(v, dtype=_NUMERIC[name]) if name in _NUMERIC else v for name, v in columns.items()}
-    for name in _REPEATED:
-        if name in cols:
-            cols[name] = _coded(cols[name])
-    return Rows(run, file, cols)
-
-
-def _coded(values: Sequence[Any]) -> Sequence[Any]:
-    """A text column with few distinct values as :class:`Coded` (see :mod:`.columns`); a column with an
-    unhashable value (a list) is kept as it is."""
-    if isinstance(values, Coded):
-        return values
-    try:
-        return Coded(values)
-    except TypeError:
-        return values
+    return Rows(run, file, {name: list(values) for name, values in columns.items()})
 
 
 def _per_run(values: Sequence[str], sizes: Sequence[int]) -> pd.Categorical:
     """A per-run value repeated over the run's rows; categories in order of first appearance."""
     import pandas as pd
 
-    names: dict[str, int] = {}
-    codes = np.array([names.setdefault(v, len(names)) for v in values], dtype=np.int32)
-    return pd.Categorical.from_codes(np.repeat(codes, sizes), pd.Index(list(names), dtype=object))
+    codes: dict[str, int] = {}
+    for value in values:
+        codes.setdefault(value, len(codes))
+    rows = np.repeat(np.array([codes[v] for v in values], dtype=np.int32), sizes)
+    return pd.Categorical.from_codes(rows, pd.Index(list(codes), dtype=object))
 
 
-def _objects(parts: Sequence[Rows], name: str, n: int, fills: Sequence[Any] | None = None) -> pd.Series:
-    """An object column over all parts (kept as objects: pandas' string dtype costs more than the read).
-
-    ``fills``: per part, the value of rows that do not name one (None, or the column missing).
-    """
-    import pandas as pd
-
-    columns = [p.columns.get(name) for p in parts]
-    if columns and all(isinstance(c, Coded) for c in columns):  # the usual case: one take
-        out = Coded.joined(columns, fills if fills is not None else [None] * len(parts))  # type: ignore[arg-type]
-        return pd.Series(out, dtype=object, copy=False)
-    values = chain.from_iterable(repeat(None, len(p)) if c is None else c for p, c in zip(parts, columns))
-    out = np.fromiter(values, dtype=object, count=n)  # keeps list values (option_ll) as elements
-    if fills is not None:
-        missing = out == None  # noqa: E711 - elementwise on an object array
-        if missing.any():
-            out[missing] = np.repeat(np.array(fills, dtype=object), [len(p) for p in parts])[missing]
-    return pd.Series(out, dtype=object, copy=False)
-
-
-def _numbers(parts: Sequence[Rows], name: str, fallback: str | None = None) -> np.ndarray:
-    """A numeric column over all parts; a part without it takes ``fallback``'s column or the default."""
-    dtype = _NUMERIC[name]
-    arrays = [
-        np.asarray(p.columns[name] if name in p.columns else p.columns[fallback] if fallback else
-                   np.full(len(p), _MISSING[name]), dtype=dtype)
-        for p in parts
-    ]  # fmt: skip
-    return np.concatenate(arrays) if arrays else np.empty(0, dtype=dtype)
+def _stacked(parts: Sequence[Rows], name: str, fills: Sequence[Any]) -> list[Any]:
+    """Column ``name`` of all parts, in order; a part's rows without a value (None, or no column) take its fill."""
+    out: list[Any] = []
+    for part, fill in zip(parts, fills):
+        values = part.columns.get(name)
+        if values is None:
+            out.extend([fill] * len(part))
+        elif fill is None or None not in values:
+            out.extend(values)
+        else:
+            out.extend(fill if v is None else v for v in values)
+    return out
 
 
 def item_table(parts: Sequence[Rows]) -> pd.DataFrame:
@@ -304,27 +254,35 @@ def item_table(parts: Sequence[Rows]) -> pd.DataFrame:
     import pandas as pd
 
     sizes = [len(p) for p in parts]
-    n = sum(sizes)
     runs = [p.run for p in parts]
+    none = [None] * len(parts)
+
+    def objects(name: str, fills: Sequence[Any] = none) -> pd.Series:
+        return pd.Series(_stacked(parts, name, fills), dtype=object)
+
+    def numbers(name: str) -> np.ndarray:
+        return np.array(_stacked(parts, name, [_DEFAULTS.get(name)] * len(parts)), dtype=_NUMERIC[name])
+
     frame = {
         "task": _per_run([r.task for r in runs], sizes),
-        "subtask": _objects(parts, "subtask", n, [r.task for r in runs]),
-        "category": _objects(parts, "category", n, [r.group or r.task for r in runs]),
-        "doc_id": _numbers(parts, "doc_id"),
-        "doc_hash": Texts.joined([p.columns["doc_hash"] for p in parts]),
-        "replicate": _numbers(parts, "replicate"),
-        "correct": _numbers(parts, "correct"),
-        "k": _numbers(parts, "k"),
-        "answer": _objects(parts, "answer", n),
-        "gold": _objects(parts, "gold", n),
-        "status": _objects(parts, "status", n),
+        "subtask": objects("subtask", [r.task for r in runs]),
+        "category": objects("category", [r.group or r.task for r in runs]),
+        "doc_id": numbers("doc_id"),
+        "doc_hash": pd.array(_stacked(parts, "doc_hash", none), dtype="str"),
+        "replicate": numbers("replicate"),
+        "correct": numbers("correct"),
+        "k": numbers("k"),
+        "answer": objects("answer"),
+        "gold": objects("gold"),
+        "status": objects("status"),
         "file": _per_run([p.file for p in parts], sizes),
-        "locator": _numbers(parts, "locator"),
+        "locator": numbers("locator"),
         "seed_value": _per_run([r.seed_label for r in runs], sizes),
         "seed_num": np.repeat([math.nan if r.seed is None else float(r.seed) for r in runs], sizes).astype(float),
-        "response_chars": _numbers(parts, "response_chars"),
-        "option_ll": _objects(parts, "option_ll", n),
+        "response_chars": numbers("response_chars"),
+        "option_ll": objects("option_ll"),
     }
     if any("correct_logged" in p.columns for p in parts):
-        frame["correct_logged"] = _numbers(parts, "correct_logged", fallback="correct")
-    return pd.DataFrame(frame, copy=False)
+        logged = [p.columns.get("correct_logged", p.columns["correct"]) for p in parts]
+        frame["correct_logged"] = np.array([v for values in logged for v in values], dtype="int8")
+    return pd.DataFrame(frame)

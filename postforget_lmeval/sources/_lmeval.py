@@ -1,0 +1,215 @@
+"""The lm-eval source: runs of ``lm_eval ... --log_samples`` (0.4.0 and later).
+
+Finding runs and reading results files: :mod:`._lmeval_runs`; what a sample says: :mod:`._lmeval_samples`.
+This module reads samples files line by line, in worker processes (a file per task) when there is much
+to read, turns what reading met into problems and notes, and reads items back by their locator.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import orjson
+
+from postforget_lmeval.sources import _lmeval_runs
+from postforget_lmeval.sources._lmeval_samples import AUTO_METRICS, SamplesRead, is_sample, loaded_item
+from postforget_lmeval.sources._base import (
+    UNREADABLE,
+    Discovery,
+    LoadedItem,
+    Problem,
+    Progress,
+    ReadRequest,
+    RunRead,
+    Source,
+    item_rows,
+)
+
+PARALLEL_MIN_BYTES = 64 << 20  # less than this is read here: starting worker processes would cost more
+READ_BYTES = 1 << 20  # the file buffer: lines are taken from reads of this size
+
+
+def _array(f: BinaryIO) -> list[Any] | None:
+    """The elements of a 0.4.0-0.4.2 log (one indented JSON array), open at its start; None for JSON lines."""
+    if f.read(64).lstrip()[:1] != b"[":
+        return None
+    f.seek(0)
+    elements = orjson.loads(f.read())
+    return elements if isinstance(elements, list) else [elements]
+
+
+def read_file(request: ReadRequest) -> RunRead:
+    """Every sample of the request's samples file, one line at a time (a JSON-array log: one element at a time)."""
+    read = SamplesRead(request)
+    with open(str(request.run.samples_path), "rb", buffering=READ_BYTES) as f:
+        try:
+            array = _array(f)
+        except orjson.JSONDecodeError:
+            read.malformed.append(0)
+            array = []
+        if array is not None:
+            for i, element in enumerate(array):
+                read.sample(element, i)
+        else:
+            f.seek(0)
+            offset = 0
+            for line in f:
+                read.line(line, offset)
+                offset += len(line)
+    return _run_read(request, read)
+
+
+def read_files(requests: Sequence[ReadRequest], jobs: int, progress: Progress | None) -> list[RunRead]:
+    """One RunRead per request, in order; files are read by up to ``jobs`` worker processes when there is much
+    to read. ``progress`` is told the bytes read as each file is done."""
+    sizes = [os.path.getsize(str(r.run.samples_path)) for r in requests]
+    total, done = sum(sizes), 0
+    out: list[Any] = [None] * len(requests)
+    if jobs <= 1 or len(requests) <= 1 or total < PARALLEL_MIN_BYTES:
+        for i, request in enumerate(requests):
+            out[i] = read_file(request)
+            done += sizes[i]
+            if progress:
+                progress(done, total)
+        return out
+    with ProcessPoolExecutor(max_workers=min(jobs, len(requests))) as pool:
+        futures = {pool.submit(read_file, request): i for i, request in enumerate(requests)}
+        for future in as_completed(futures):
+            i = futures[future]
+            out[i] = future.result()
+            done += sizes[i]
+            if progress:
+                progress(done, total)
+    return out
+
+
+def _problems(request: ReadRequest, read: SamplesRead) -> list[Problem]:
+    """Every problem met while reading one file, worded for the user."""
+    run, path = request.run, str(request.run.samples_path)
+    out = []
+    if run.n_expected is not None and read.lines and read.filter_lines < run.n_expected:
+        message = f"holds {read.filter_lines} of the {run.n_expected} items lm-eval evaluated"
+        out.append(Problem(path, message, "incomplete"))
+    if read.truncated is not None:
+        out.append(
+            Problem(
+                path,
+                f"ends mid-line at byte {read.truncated} (interrupted run?); the incomplete last line is ignored",
+                "truncated",
+            )
+        )
+    if read.malformed:
+        n = len(read.malformed)
+        out.append(Problem(path, f"{n} malformed line(s) skipped (first at byte {read.malformed[0]})", "malformed", n))
+    if read.n_non_binary:
+        out.append(
+            Problem(
+                path,
+                f"{read.n_non_binary} sample(s) with a non-binary score (e.g. {', '.join(read.non_binary)}) "
+                "skipped: a score in (0,1) is not a transition",
+                "non_binary",
+                read.n_non_binary,
+            )
+        )
+    if read.no_metric:
+        wanted = request.metric or "/".join(AUTO_METRICS)
+        out.append(
+            Problem(
+                path,
+                f"{read.no_metric} sample(s) without metric {wanted} (logged: {', '.join(read.metrics_seen)}) skipped",
+                "no_metric",
+                read.no_metric,
+            )
+        )
+    if read.not_rescorable:
+        out.append(
+            Problem(
+                path,
+                f"{read.not_rescorable} sample(s) cannot be rescored (no logged response, or a doc without "
+                "pf_options/pf_gold/pf_format); their logged score is used",
+                "not_rescored",
+                read.not_rescorable,
+            )
+        )
+    return out
+
+
+def _run_read(request: ReadRequest, read: SamplesRead) -> RunRead:
+    run = request.run
+    notes = []
+    used = read.filter_seen or request.filter
+    if len(run.filters) > 1:
+        notes.append(f"task {run.task} logs filters {', '.join(run.filters)}; using '{used}' (choose with --filter)")
+    if run.repeats > 1 and read.rows and max(row.replicate for row in read.rows) == 0:
+        notes.append(
+            f"task {run.task} ran with repeats={run.repeats} but logs one score per item "
+            "(its filter keeps one generation), so it has no replicates to pair"
+        )
+    info = {
+        "filter": used,
+        "metric": read.metric_used,
+        "lines": read.lines,
+        "items": len({row.doc_id for row in read.rows}),
+        "slow_path": 0,  # a key of summary.json's runs: every line is parsed in full
+        "extractors": read.extractors,
+    }
+    rows = item_rows(run, str(run.samples_path), read.columns())
+    return RunRead(request, rows, _problems(request, read), notes, info)
+
+
+def _sample_at(f: BinaryIO, locator: int, array: list[Any] | None) -> dict[str, Any]:
+    """The sample at ``locator``: an element of ``array`` (a JSON-array log, parsed), else the line at that
+    byte offset of ``f``; raises one of :data:`UNREADABLE` where there is none."""
+    if array is not None:
+        found = array[locator]
+    else:
+        f.seek(locator)
+        found = orjson.loads(f.readline())
+    if not is_sample(found):
+        raise ValueError(f"no logged sample at {locator}")
+    return found
+
+
+class LmEvalSource(Source):
+    """lm-eval 0.4.x output directories."""
+
+    name = "lmeval"
+    layout = "lm-eval results_<time>.json (0.4.3+) or results.json (0.4.0-0.4.2)"
+
+    def matches(self, root: Path) -> bool:
+        return any(
+            _lmeval_runs.SAMPLES_RE.match(n) or n.endswith(".jsonl") for _, _, names in os.walk(root) for n in names
+        )
+
+    def find_runs(self, root: Path) -> Discovery:
+        return _lmeval_runs.find_runs(root)
+
+    def read(self, requests: Sequence[ReadRequest], jobs: int, progress: Progress | None) -> list[RunRead]:
+        return read_files(requests, jobs, progress)
+
+    def load_item(self, file: str, locator: int) -> LoadedItem:
+        with open(file, "rb") as f:
+            return loaded_item(_sample_at(f, int(locator), _array(f)))
+
+    def load_responses(self, file: str, locators: Sequence[int]) -> list[list[str] | None]:
+        """The responses of many items of one file, the file opened (and a JSON-array log parsed) once."""
+        try:
+            with open(file, "rb") as f:
+                array = _array(f)
+                return [_responses_at(f, int(locator), array) for locator in locators]
+        except UNREADABLE:
+            return [None] * len(locators)
+
+
+def _responses_at(f: BinaryIO, locator: int, array: list[Any] | None) -> list[str] | None:
+    try:
+        return loaded_item(_sample_at(f, locator, array)).responses
+    except UNREADABLE:
+        return None
+
+
+SOURCE = LmEvalSource()
