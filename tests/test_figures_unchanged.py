@@ -34,6 +34,8 @@ LIGHTEVAL = paths.FIXTURES / "lighteval"
 # Columns whose values may change with the restructuring: the bootstrap's interval bounds (a new drawing).
 VOLATILE_COLUMNS = ("_lo", "_hi")
 VOLATILE_SUMMARY = {"timing", "inputs", "output", "version", "created", "elapsed_s", "jobs"}
+# summary.json keys that only described the removed speed machinery (how many lines took the scanner's slow path)
+REMOVED_SUMMARY = {"slow_path"}
 
 
 def _synthetic(root: Path) -> tuple[Path, Path]:
@@ -124,7 +126,7 @@ def _strip_paths(value: Any, roots: list[Path]) -> Any:
             value = value.replace(str(root), f"<root{i}>")
         return value
     if isinstance(value, dict):
-        return {k: _strip_paths(v, roots) for k, v in value.items() if k not in VOLATILE_SUMMARY}
+        return {k: _strip_paths(v, roots) for k, v in value.items() if k not in VOLATILE_SUMMARY | REMOVED_SUMMARY}
     if isinstance(value, list):
         return [_strip_paths(v, roots) for v in value]
     return value
@@ -173,7 +175,7 @@ def _golden(name: str) -> dict[str, Any]:
         elif path.suffix == ".parquet":
             tables[path.name] = pd.read_parquet(path)
         else:
-            tables[path.name] = json.loads(path.read_text(encoding="utf-8"))
+            tables[path.name] = _strip_paths(json.loads(path.read_text(encoding="utf-8")), [])
     return tables
 
 

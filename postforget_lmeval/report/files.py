@@ -3,8 +3,6 @@
 Every file is written to a temporary name in the output directory and moved into place with
 ``os.replace``, so an interrupted run never leaves a half-written file that looks complete.
 The renderers (report.md, report.html, forgetting.png) live in :mod:`postforget_lmeval.report.html`.
-samples.parquet is encoded and compressed in a thread (pyarrow releases the GIL there) while the
-other files are written.
 """
 
 from __future__ import annotations
@@ -13,14 +11,10 @@ import json
 import math
 import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.pandas_compat  # noqa: F401 - Table.from_pandas loads it: here, with the CLI's imports that overlap reading
-import pyarrow.parquet as pq
 
 from postforget_lmeval.report import html as report_html
 from postforget_lmeval.pairing.results import SUBTASK_COLUMNS, PairResult
@@ -56,23 +50,18 @@ def write_outputs(result: PairResult, out_dir: str | os.PathLike[str], plot: boo
     summary.json, report.md and forgetting.png (``plot``); returns the paths written."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    # as DataFrame.to_parquet converts it, in one thread: each column converts in well under a millisecond, and
-    # handing them to pyarrow's pool cost more CPU than it saved (bench pair: 15-21 -> 13-15 ms), same table
-    samples = pa.Table.from_pandas(result.samples, preserve_index=False, nthreads=1)
-    with ThreadPoolExecutor(max_workers=1) as background:
-        parquet = background.submit(atomic_write, out / "samples.parquet", lambda p: pq.write_table(samples, p))
-        sub = result.subtasks[[*SUBTASK_COLUMNS, *(c for c in result.subtasks.columns if c not in SUBTASK_COLUMNS)]]
-        written = [
-            atomic_write(out / "subtasks.csv", lambda p: sub.to_csv(p, index=False)),
-            atomic_write(out / "categories.csv", lambda p: result.categories.to_csv(p, index=False)),
-        ]
-        if not result.agreement.empty:
-            written.append(atomic_write(out / "agreement.csv", lambda p: result.agreement.to_csv(p, index=False)))
-        for name, table in result.tables.items():
-            written.append(atomic_write(out / f"{name}.csv", lambda p, t=table: t.to_csv(p, index=False)))
-        text = json.dumps(result.summary, indent=2, default=_json_default, ensure_ascii=False)
-        written.append(atomic_write(out / "summary.json", lambda p: p.write_text(text + "\n", encoding="utf-8")))
-        for name, write in report_html.renderers(result, plot=plot).items():
-            written.append(atomic_write(out / name, write))
-        written.insert(2, parquet.result())
+    sub = result.subtasks[[*SUBTASK_COLUMNS, *(c for c in result.subtasks.columns if c not in SUBTASK_COLUMNS)]]
+    written = [
+        atomic_write(out / "subtasks.csv", lambda p: sub.to_csv(p, index=False)),
+        atomic_write(out / "categories.csv", lambda p: result.categories.to_csv(p, index=False)),
+        atomic_write(out / "samples.parquet", lambda p: result.samples.to_parquet(p, index=False)),
+    ]
+    if not result.agreement.empty:
+        written.append(atomic_write(out / "agreement.csv", lambda p: result.agreement.to_csv(p, index=False)))
+    for name, table in result.tables.items():
+        written.append(atomic_write(out / f"{name}.csv", lambda p, t=table: t.to_csv(p, index=False)))
+    text = json.dumps(result.summary, indent=2, default=_json_default, ensure_ascii=False)
+    written.append(atomic_write(out / "summary.json", lambda p: p.write_text(text + "\n", encoding="utf-8")))
+    for name, write in report_html.renderers(result, plot=plot).items():
+        written.append(atomic_write(out / name, write))
     return written

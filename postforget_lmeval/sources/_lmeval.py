@@ -154,7 +154,6 @@ def _run_read(request: ReadRequest, read: SamplesRead) -> RunRead:
         "metric": read.metric_used,
         "lines": read.lines,
         "items": len({row.doc_id for row in read.rows}),
-        "slow_path": 0,  # a key of summary.json's runs: every line is parsed in full
         "extractors": read.extractors,
     }
     rows = item_rows(run, str(run.samples_path), read.columns())
