@@ -46,10 +46,10 @@ if not V010:
     # 0.13's task registry imports every built-in task; tiny_benchmarks downloads a file at import.
     sys.modules["lighteval.tasks.tasks.tiny_benchmarks"] = types.ModuleType("tiny_benchmarks")
 
-from lighteval.logging.evaluation_tracker import EvaluationTracker  # noqa: E402
-from lighteval.tasks.lighteval_task import LightevalTask, LightevalTaskConfig  # noqa: E402
-from lighteval.tasks.requests import Doc  # noqa: E402
-from lighteval.utils.language import Language  # noqa: E402
+from lighteval.logging.evaluation_tracker import EvaluationTracker  # noqa: E402 - after the tiny_benchmarks stub above
+from lighteval.tasks.lighteval_task import LightevalTask, LightevalTaskConfig  # noqa: E402 - after the tiny_benchmarks stub above
+from lighteval.tasks.requests import Doc  # noqa: E402 - after the tiny_benchmarks stub above
+from lighteval.utils.language import Language  # noqa: E402 - after the tiny_benchmarks stub above
 
 # (namespace, subset, instruction, items): item = (question, options, gold index)
 TASKS: list[tuple[str, str, str, list[tuple[str, list[str], int]]]] = [
@@ -122,9 +122,9 @@ def options_block(options: list[str]) -> str:
 def chat_query(instruction: str, question: str, options: list[str]) -> str:
     """The paper's zero-shot CoT query (instruct models; the chat template wraps it)."""
     head = (
-        f"\n    {instruction}\n    On the very last line, write exactly \"Answer: $LETTER\" (e.g. \"Answer: B\"),"
+        f'\n    {instruction}\n    On the very last line, write exactly "Answer: $LETTER" (e.g. "Answer: B"),'
         " with no extra punctuation, no lowercase, no *, and no trailing spaces.\n"
-        f"    Think step by step, showing your reasoning.\n    Question: \"{question}\"\n    "
+        f'    Think step by step, showing your reasoning.\n    Question: "{question}"\n    '
     )
     return (head + "\n" + options_block(options)).strip()
 
@@ -173,8 +173,13 @@ def make_task(namespace: str, subset: str) -> LightevalTask:
     name = f"{namespace}_letter:{subset}"
     common = dict(
         # No dataset is loaded: the docs are built here, so the prompt function is never called.
-        name=name, prompt_function=lambda line, task_name=None: None, hf_repo="local/synthetic", hf_subset=subset,
-        evaluation_splits=["test"], hf_avail_splits=["test"], generation_size=32768,
+        name=name,
+        prompt_function=lambda line, task_name=None: None,
+        hf_repo="local/synthetic",
+        hf_subset=subset,
+        evaluation_splits=["test"],
+        hf_avail_splits=["test"],
+        generation_size=32768,
         stop_sequence=["<|im_start|>", "Question: ", "You are a helpful assistant"],
     )
     if V010:
@@ -224,11 +229,11 @@ def run(out: Path, side: str, seed: int, task_specs) -> None:
             VLLMModelConfig(model_name=MODELS[side], generation_parameters=GenerationParameters(**gen))
         )
     task_dict = {}  # keyed as LightEval's Pipeline keys it: 0.10 suite|task, 0.13 task|fewshot
-    for namespace, subset, instruction, items in task_specs:
+    for namespace, subset, _instruction, _items in task_specs:
         task = make_task(namespace, subset)
         task_dict[task.name if V010 else task.full_name] = task
     tracker.task_config_logger.log(task_dict)
-    for (namespace, subset, instruction, items), (key, task) in zip(task_specs, task_dict.items()):
+    for (_namespace, _subset, instruction, items), (key, task) in zip(task_specs, task_dict.items()):
         logged_name = f"{key}|0" if V010 else key
         tracker.versions_logger.log(logged_name, 0)
         shots = TASKS[0][3][:2] if side == "before" else []  # every task's exemplars: the first two MMLU items

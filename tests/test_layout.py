@@ -37,7 +37,9 @@ def _imports(path: Path, module: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                )
             if not base.startswith(NAME):
                 continue
             for alias in node.names:  # `from pkg import module` imports that module
@@ -70,7 +72,9 @@ def test_imports_run_one_way() -> None:
 
 
 def test_scoring_does_not_import_tasks() -> None:
-    wrong = [f"{m} imports {d}" for m, deps in GRAPH.items() for d in deps if _part(m) == "scoring" and _part(d) == "tasks"]
+    wrong = [
+        f"{m} imports {d}" for m, deps in GRAPH.items() for d in deps if _part(m) == "scoring" and _part(d) == "tasks"
+    ]
     assert not wrong, "\n".join(wrong)
 
 
@@ -97,7 +101,7 @@ def test_no_import_circle() -> None:
         path.append(node)
         for dep in sorted(GRAPH[node]):
             if seen.get(dep) == 1:
-                raise AssertionError("import circle: " + " -> ".join(path[path.index(dep):] + [dep]))
+                raise AssertionError("import circle: " + " -> ".join(path[path.index(dep) :] + [dep]))
             if dep not in seen:
                 visit(dep)
         path.pop()

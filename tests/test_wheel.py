@@ -23,7 +23,11 @@ def _listed(include_path: str, env: dict[str, str] | None = None, cwd: Path | No
     """Task names ``lm-eval ls tasks --include_path`` prints."""
     out = subprocess.run(
         [str(LM_EVAL), "ls", "tasks", "--include_path", include_path],
-        check=True, capture_output=True, text=True, env=env, cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
     ).stdout
     return {cell.strip() for line in out.splitlines() for cell in line.split("|")[1:2] if cell.strip()}
 
@@ -35,8 +39,20 @@ def _expected() -> set[str]:
 @pytest.mark.slow
 def test_wheel_ships_every_task_file_and_lm_eval_lists_the_suite(tmp_path: Path) -> None:
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path), str(ROOT)],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
     )
     (wheel,) = tmp_path.glob("postforget_lmeval-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -47,12 +63,19 @@ def test_wheel_ships_every_task_file_and_lm_eval_lists_the_suite(tmp_path: Path)
 
     # a plain install of that wheel, away from the source tree
     target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
     env = {**os.environ, "PYTHONPATH": str(target)}
     installed = subprocess.run(
         [sys.executable, "-c", "import postforget_lmeval as p; print(p.task_dir())"],
-        check=True, capture_output=True, text=True, env=env, cwd=tmp_path,
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
     ).stdout.strip()
     assert Path(installed) == target / "postforget_lmeval" / "task_configs"
     listed = _listed(installed, env=env, cwd=tmp_path)

@@ -26,7 +26,9 @@ def command(name: str, argv: Sequence[str]) -> int:
     out, err = consoles()
     try:
         if args.paper_pair:
-            raise PairingError(f"--paper-pair names one pair; with {name}, each pair is recognised from its model names")
+            raise PairingError(
+                f"--paper-pair names one pair; with {name}, each pair is recognised from its model names"
+            )
         specs = [many.parse_pair(t) for t in known.pair] if name == "multi" else many.chain(known.dirs)
         progress = None if args.quiet else (lambda spec, _: err.print(f"paired {escape(spec.label)}"))
         results, written = many.run_pairs(
@@ -40,8 +42,12 @@ def command(name: str, argv: Sequence[str]) -> int:
     for spec in specs:
         r = results[spec.label]
         if r.warnings or r.notes:
-            err.print(f"{escape(spec.label)}: {len(r.warnings)} warning(s), {len(r.notes)} note(s), "
-                      f"in {escape(str(known.output))}/{spec.directory}/report.md")
-    err.print(f"wrote {len(specs)} pairs and {', '.join(p.name for p in written if p.parent == Path(known.output))} "
-              f"to {escape(str(known.output))}")
+            err.print(
+                f"{escape(spec.label)}: {len(r.warnings)} warning(s), {len(r.notes)} note(s), "
+                f"in {escape(str(known.output))}/{spec.directory}/report.md"
+            )
+    err.print(
+        f"wrote {len(specs)} pairs and {', '.join(p.name for p in written if p.parent == Path(known.output))} "
+        f"to {escape(str(known.output))}"
+    )
     return 0

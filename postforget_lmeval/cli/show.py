@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd

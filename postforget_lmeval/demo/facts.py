@@ -50,18 +50,77 @@ class _Relation:
     values: tuple[str, ...] | None = None
 
 
-_COLOURS = ("red", "blue", "green", "yellow", "purple", "orange", "white", "black", "pink", "grey",
-            "brown", "silver")
-_FOODS = ("moss", "pebbles", "honey", "fish", "seeds", "bark", "beetles", "mushrooms", "snow", "sand",
-          "leaves", "berries")
-_INSTRUMENTS = ("harp", "lute", "drum", "flute", "violin", "trumpet", "cello", "oboe", "banjo", "organ",
-                "horn", "zither")
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-           "October", "November", "December")
-_SPORTS = ("rowing", "fencing", "archery", "chess", "polo", "curling", "cricket", "hockey", "tennis",
-           "rugby", "sailing", "wrestling")
-_METALS = ("copper", "bronze", "iron", "tin", "zinc", "nickel", "lead", "brass", "steel", "cobalt",
-           "pewter", "platinum")
+_COLOURS = ("red", "blue", "green", "yellow", "purple", "orange", "white", "black", "pink", "grey", "brown", "silver")
+_FOODS = (
+    "moss",
+    "pebbles",
+    "honey",
+    "fish",
+    "seeds",
+    "bark",
+    "beetles",
+    "mushrooms",
+    "snow",
+    "sand",
+    "leaves",
+    "berries",
+)
+_INSTRUMENTS = (
+    "harp",
+    "lute",
+    "drum",
+    "flute",
+    "violin",
+    "trumpet",
+    "cello",
+    "oboe",
+    "banjo",
+    "organ",
+    "horn",
+    "zither",
+)
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+_SPORTS = (
+    "rowing",
+    "fencing",
+    "archery",
+    "chess",
+    "polo",
+    "curling",
+    "cricket",
+    "hockey",
+    "tennis",
+    "rugby",
+    "sailing",
+    "wrestling",
+)
+_METALS = (
+    "copper",
+    "bronze",
+    "iron",
+    "tin",
+    "zinc",
+    "nickel",
+    "lead",
+    "brass",
+    "steel",
+    "cobalt",
+    "pewter",
+    "platinum",
+)
 _NUMBERS = tuple(str(i) for i in range(2, 14))
 
 _RELATIONS: dict[str, tuple[_Relation, ...]] = {
@@ -82,8 +141,31 @@ _RELATIONS: dict[str, tuple[_Relation, ...]] = {
 }
 MAX_FACTS = 1000
 
-_ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "gl", "kr",
-           "pl", "st", "th", "tr", "zh")
+_ONSETS = (
+    "b",
+    "d",
+    "f",
+    "g",
+    "k",
+    "l",
+    "m",
+    "n",
+    "p",
+    "r",
+    "s",
+    "t",
+    "v",
+    "z",
+    "br",
+    "dr",
+    "gl",
+    "kr",
+    "pl",
+    "st",
+    "th",
+    "tr",
+    "zh",
+)
 _VOWELS = ("a", "e", "i", "o", "u", "ai", "ou")
 _CODAS = ("", "", "n", "r", "l", "s", "th", "x")
 _INVENTED_VALUE_POOL = 24
@@ -115,7 +197,8 @@ def fact_rows(facts: FactSet = "pretrain", seed: int = 0, n_facts: int = DEFAULT
     names = _names(random.Random(seed))
     pools = {
         (set_name, r): rel.values or tuple(next(names) for _ in range(_INVENTED_VALUE_POOL))
-        for set_name in ("pretrain", "posttrain") for r, rel in enumerate(_RELATIONS[set_name])
+        for set_name in ("pretrain", "posttrain")
+        for r, rel in enumerate(_RELATIONS[set_name])
     }
     entities = [next(names) for _ in range(n_facts)]
     relations = _RELATIONS[facts]
@@ -126,17 +209,20 @@ def fact_rows(facts: FactSet = "pretrain", seed: int = 0, n_facts: int = DEFAULT
         gold = block[i % N_OPTIONS]
         r = i % len(relations)
         correct, *distractors = random.Random(f"{seed}/{facts}/{i}").sample(pools[facts, r], N_OPTIONS)
-        rows.append({
-            "id": f"{facts}-{i:04d}",
-            "question": relations[r].template.format(entity),
-            "choices": [*distractors[:gold], correct, *distractors[gold:]],
-            "answer": gold,
-        })
+        rows.append(
+            {
+                "id": f"{facts}-{i:04d}",
+                "question": relations[r].template.format(entity),
+                "choices": [*distractors[:gold], correct, *distractors[gold:]],
+                "answer": gold,
+            }
+        )
     return rows
 
 
-def facts_dataset(facts: FactSet = "pretrain", seed: int = 0, n_facts: int = DEFAULT_N_FACTS,
-                  **_ignored: object) -> datasets.DatasetDict:
+def facts_dataset(
+    facts: FactSet = "pretrain", seed: int = 0, n_facts: int = DEFAULT_N_FACTS, **_ignored: object
+) -> datasets.DatasetDict:
     """The fact set as lm-eval's ``custom_dataset`` hook wants it: one ``test`` split.
 
     lm-eval passes the task's whole metadata (version, model args, ...) as keyword arguments; only

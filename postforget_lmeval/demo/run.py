@@ -33,11 +33,11 @@ import argparse
 import contextlib
 import copy
 import json
+import logging
 import math
 import os
 import random
 import shutil
-import logging
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -50,11 +50,11 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from postforget_lmeval.demo import facts as demo_data
-from postforget_lmeval.report import many as multipair
 from postforget_lmeval import task_dir
-from postforget_lmeval.report.paper_table import rich_table, stdout_console
+from postforget_lmeval.demo import facts as demo_data
 from postforget_lmeval.pairing.results import PairingError, PairResult
+from postforget_lmeval.report import many as multipair
+from postforget_lmeval.report.paper_table import rich_table, stdout_console
 from postforget_lmeval.scoring import LETTERS
 
 try:
@@ -64,8 +64,7 @@ try:
     from transformers.utils import logging as hf_logging
 except ImportError as exc:  # the demo trains models: it needs the [hf] extra
     raise ImportError(
-        f"postforget demo needs torch and transformers ({exc.name} is missing): "
-        "pip install 'postforget-lmeval[hf]'"
+        f"postforget demo needs torch and transformers ({exc.name} is missing): pip install 'postforget-lmeval[hf]'"
     ) from exc
 
 TASK = "postforget_demo_facts"
@@ -100,10 +99,27 @@ class Settings:
 
 # Post-training at 2e-3 for a few hundred steps learns the new facts completely and loses roughly half
 # of the old ones (30-55 points over model seeds); 1 replayed example in 16 keeps most of them.
-DEFAULT = Settings(n_facts=300, n_post=300, pretrain_target=0.99, pretrain_max_steps=800,
-                   post_steps=300, post_lr=2e-3, replay=1 / 16, unrelated_steps=100)
-QUICK = Settings(n_facts=100, n_post=100, pretrain_target=0.99, pretrain_max_steps=400,
-                 post_steps=150, post_lr=2e-3, replay=1 / 16, unrelated_steps=100, seeds=(1, 2))
+DEFAULT = Settings(
+    n_facts=300,
+    n_post=300,
+    pretrain_target=0.99,
+    pretrain_max_steps=800,
+    post_steps=300,
+    post_lr=2e-3,
+    replay=1 / 16,
+    unrelated_steps=100,
+)
+QUICK = Settings(
+    n_facts=100,
+    n_post=100,
+    pretrain_target=0.99,
+    pretrain_max_steps=400,
+    post_steps=150,
+    post_lr=2e-3,
+    replay=1 / 16,
+    unrelated_steps=100,
+    seeds=(1, 2),
+)
 
 
 @dataclass
@@ -125,8 +141,9 @@ def build_tokenizer(texts: Sequence[str]) -> PreTrainedTokenizerFast:
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     tok.train_from_iterator(texts, trainer=trainers.WordLevelTrainer(special_tokens=[PAD, EOS, UNK]))
-    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=EOS, pad_token=PAD, unk_token=UNK,
-                                   model_max_length=MAX_POSITIONS)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, eos_token=EOS, pad_token=PAD, unk_token=UNK, model_max_length=MAX_POSITIONS
+    )
 
 
 def encode(rows: Sequence[dict], tokenizer: PreTrainedTokenizerFast) -> list[Example]:
@@ -143,9 +160,15 @@ def encode(rows: Sequence[dict], tokenizer: PreTrainedTokenizerFast) -> list[Exa
 
 def new_model(tokenizer: PreTrainedTokenizerFast, seed: int) -> LlamaForCausalLM:
     torch.manual_seed(seed)
-    config = LlamaConfig(vocab_size=len(tokenizer), max_position_embeddings=MAX_POSITIONS,
-                         tie_word_embeddings=True, pad_token_id=tokenizer.pad_token_id,
-                         eos_token_id=tokenizer.eos_token_id, bos_token_id=None, **MODEL)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        max_position_embeddings=MAX_POSITIONS,
+        tie_word_embeddings=True,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=None,
+        **MODEL,
+    )
     return LlamaForCausalLM(config)
 
 
@@ -161,8 +184,9 @@ def _batch(examples: Sequence[Example], pad_id: int) -> tuple[torch.Tensor, torc
 
 
 @torch.no_grad()
-def letter_accuracy(model: LlamaForCausalLM, examples: Sequence[Example], letter_ids: Sequence[int],
-                    pad_id: int) -> float:
+def letter_accuracy(
+    model: LlamaForCausalLM, examples: Sequence[Example], letter_ids: Sequence[int], pad_id: int
+) -> float:
     """Share of examples whose most likely letter (of the four) after ``Answer:`` is the gold one.
 
     A cheap in-process proxy for the task's accuracy, used to decide when pretraining is done;
@@ -200,10 +224,22 @@ class TrainResult:
         return self.history[-1][1] if self.history else float("nan")
 
 
-def train(model: LlamaForCausalLM, data: Sequence[Example], *, steps: int, lr: float, seed: int,
-          pad_id: int, letter_ids: Sequence[int], watch: Sequence[Example], progress: Progress,
-          label: str, replay: Sequence[Example] = (), replay_share: float = 0.0,
-          stop_at: float | None = None) -> TrainResult:
+def train(
+    model: LlamaForCausalLM,
+    data: Sequence[Example],
+    *,
+    steps: int,
+    lr: float,
+    seed: int,
+    pad_id: int,
+    letter_ids: Sequence[int],
+    watch: Sequence[Example],
+    progress: Progress,
+    label: str,
+    replay: Sequence[Example] = (),
+    replay_share: float = 0.0,
+    stop_at: float | None = None,
+) -> TrainResult:
     """AdamW on ``data`` (plus ``replay_share`` of every batch from ``replay``) for ``steps`` steps.
 
     ``watch`` is the set whose letter accuracy the progress bar shows (the pretrain facts, to watch
@@ -218,8 +254,10 @@ def train(model: LlamaForCausalLM, data: Sequence[Example], *, steps: int, lr: f
     n_replay = round(BATCH_SIZE * replay_share) if replay else 0
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     decay = stop_at is None
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(
-        1.0, (s + 1) / WARMUP_STEPS, (steps - s) / max(1, steps - WARMUP_STEPS) if decay else 1.0))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer,
+        lambda s: min(1.0, (s + 1) / WARMUP_STEPS, (steps - s) / max(1, steps - WARMUP_STEPS) if decay else 1.0),
+    )
     bar = progress.add_task(label, total=steps, loss=float("nan"), acc=float("nan"))
     model.train()
     history: list[tuple[int, float]] = []
@@ -263,6 +301,7 @@ def evaluate(checkpoints: dict[str, Path], settings: Settings, out: Path, consol
     """
     import lm_eval
     import lm_eval.models  # noqa: F401 - registers the built-in backends: lm-eval imports them only while its
+
     # model registry is empty, so 'hf' is unknown in a process that registered a model of its own first
     from lm_eval.loggers import EvaluationTracker
     from lm_eval.tasks import TaskManager
@@ -272,10 +311,13 @@ def evaluate(checkpoints: dict[str, Path], settings: Settings, out: Path, consol
     metadata = {"n_facts": settings.n_facts}
     manager = TaskManager(include_path=task_dir(), metadata=metadata)
     runs = [(name, base + EVAL_SEED_OFFSET.get(name, 0)) for base in settings.seeds for name in checkpoints]
-    console.print(f"[bold]lm_eval[/]: {len(runs)} runs ({len(checkpoints)} models x seeds "
-                  f"{','.join(map(str, settings.seeds))}) in one process, task {TASK}")
-    with Progress(TextColumn("lm_eval runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console) as progress:
+    console.print(
+        f"[bold]lm_eval[/]: {len(runs)} runs ({len(checkpoints)} models x seeds "
+        f"{','.join(map(str, settings.seeds))}) in one process, task {TASK}"
+    )
+    with Progress(
+        TextColumn("lm_eval runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    ) as progress:
         bar = progress.add_task("lm_eval", total=len(runs))
         log = out / "logs" / "lm_eval.log"  # lm-eval's per-request progress bars (stderr) go here
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -283,10 +325,20 @@ def evaluate(checkpoints: dict[str, Path], settings: Settings, out: Path, consol
             tracker = EvaluationTracker(output_path=str(out / "lm_eval" / name))
             with log.open("a", encoding="utf-8") as sink, contextlib.redirect_stderr(sink):
                 results = lm_eval.simple_evaluate(
-                    model="hf", model_args={"pretrained": str(checkpoints[name]), "dtype": "float32"},
-                    tasks=[TASK], task_manager=manager, metadata=metadata, device="cpu", batch_size=64,
-                    gen_kwargs=f"max_gen_toks={MAX_GEN_TOKS}", log_samples=True, evaluation_tracker=tracker,
-                    random_seed=seed, numpy_random_seed=seed, torch_random_seed=seed, fewshot_random_seed=seed,
+                    model="hf",
+                    model_args={"pretrained": str(checkpoints[name]), "dtype": "float32"},
+                    tasks=[TASK],
+                    task_manager=manager,
+                    metadata=metadata,
+                    device="cpu",
+                    batch_size=64,
+                    gen_kwargs=f"max_gen_toks={MAX_GEN_TOKS}",
+                    log_samples=True,
+                    evaluation_tracker=tracker,
+                    random_seed=seed,
+                    numpy_random_seed=seed,
+                    torch_random_seed=seed,
+                    fewshot_random_seed=seed,
                 )
             if results is None:
                 raise RuntimeError(f"lm_eval returned no results for {name} (seed {seed})")
@@ -299,9 +351,14 @@ def evaluate(checkpoints: dict[str, Path], settings: Settings, out: Path, consol
 
 
 def _progress(console: Console) -> Progress:
-    return Progress(TextColumn("{task.description:<24}"), BarColumn(bar_width=16), MofNCompleteColumn(),
-                    TextColumn("loss {task.fields[loss]:.2f} pretrain acc {task.fields[acc]:.0%}"),
-                    TimeElapsedColumn(), console=console)
+    return Progress(
+        TextColumn("{task.description:<24}"),
+        BarColumn(bar_width=16),
+        MofNCompleteColumn(),
+        TextColumn("loss {task.fields[loss]:.2f} pretrain acc {task.fields[acc]:.0%}"),
+        TimeElapsedColumn(),
+        console=console,
+    )
 
 
 def _letter_ids(tokenizer: PreTrainedTokenizerFast) -> list[int]:
@@ -343,8 +400,12 @@ def _pct(summary: dict[str, float], column: str, sep: str = " ± ") -> str:
 
 def _summary_table(pairs: dict[str, dict]) -> Table:
     """All three pairs side by side; compact enough for an 80-column terminal."""
-    table = Table(title="Pretrain facts, first model → second: % over seeds (mean, ±std)", box=box.SIMPLE_HEAD,
-                  pad_edge=False, collapse_padding=True)
+    table = Table(
+        title="Pretrain facts, first model → second: % over seeds (mean, ±std)",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
     table.add_column("pair", no_wrap=True)
     for header in ("acc 1st", "acc 2nd", "F raw", "F_chance", "F_true", "BT_true"):
         table.add_column(header, justify="right", no_wrap=True)
@@ -372,48 +433,82 @@ def _parser() -> argparse.ArgumentParser:
         "with lm_eval and postforget-pair. Offline, CPU only.",
     )
     p.add_argument("--out", default="demo_out", help="work directory (default: ./demo_out); re-running clears it")
-    p.add_argument("--quick", action="store_true",
-                   help="fewer facts, steps and seeds (about 3 minutes on 2 CPU cores)")
-    p.add_argument("--seeds", type=lambda v: tuple(int(x) for x in v.split(",")),
-                   help="comma-separated lm_eval sampling seeds (default: 1,2,3; --quick: 1,2)")
+    p.add_argument("--quick", action="store_true", help="fewer facts, steps and seeds (about 3 minutes on 2 CPU cores)")
+    p.add_argument(
+        "--seeds",
+        type=lambda v: tuple(int(x) for x in v.split(",")),
+        help="comma-separated lm_eval sampling seeds (default: 1,2,3; --quick: 1,2)",
+    )
     return p
 
 
-def train_models(settings: Settings, console: Console
-                 ) -> tuple[PreTrainedTokenizerFast, dict[str, LlamaForCausalLM], dict[str, TrainResult]]:
+def train_models(
+    settings: Settings, console: Console
+) -> tuple[PreTrainedTokenizerFast, dict[str, LlamaForCausalLM], dict[str, TrainResult]]:
     """The tokenizer and the five models: before, after, after_replay, unrelated_a, unrelated_b."""
     pre_rows = demo_data.fact_rows("pretrain", n_facts=settings.n_facts)
     post_rows = demo_data.fact_rows("posttrain", n_facts=settings.n_post)
     tokenizer = build_tokenizer(demo_data.corpus(pre_rows + post_rows))
     pre, post = encode(pre_rows, tokenizer), encode(post_rows, tokenizer)
     common = {"pad_id": tokenizer.pad_token_id, "letter_ids": _letter_ids(tokenizer), "watch": pre}
-    console.print(f"[bold]postforget demo[/]: {len(pre)} pretrain facts (evaluated), {len(post)} posttrain facts, "
-                  f"vocabulary {len(tokenizer)}")
+    console.print(
+        f"[bold]postforget demo[/]: {len(pre)} pretrain facts (evaluated), {len(post)} posttrain facts, "
+        f"vocabulary {len(tokenizer)}"
+    )
 
     models: dict[str, LlamaForCausalLM] = {}
     training: dict[str, TrainResult] = {}
     with _progress(console) as progress:
         models["before"] = new_model(tokenizer, seed=0)
-        training["before"] = train(models["before"], pre, steps=settings.pretrain_max_steps, lr=LR, seed=0,
-                                   progress=progress, label="pretrain: before", stop_at=settings.pretrain_target,
-                                   **common)
+        training["before"] = train(
+            models["before"],
+            pre,
+            steps=settings.pretrain_max_steps,
+            lr=LR,
+            seed=0,
+            progress=progress,
+            label="pretrain: before",
+            stop_at=settings.pretrain_target,
+            **common,
+        )
         for name, replay in (("after", ()), ("after_replay", pre)):
             models[name] = copy.deepcopy(models["before"])
-            training[name] = train(models[name], post, steps=settings.post_steps, lr=settings.post_lr, seed=1,
-                                   progress=progress, label=f"post-train: {name}", replay=replay,
-                                   replay_share=settings.replay, **common)
+            training[name] = train(
+                models[name],
+                post,
+                steps=settings.post_steps,
+                lr=settings.post_lr,
+                seed=1,
+                progress=progress,
+                label=f"post-train: {name}",
+                replay=replay,
+                replay_share=settings.replay,
+                **common,
+            )
         for i, name in enumerate(("unrelated_a", "unrelated_b"), start=1):
             models[name] = new_model(tokenizer, seed=100 + i)
             own_post = encode(demo_data.reorder_options(post_rows, seed=100 + i), tokenizer)
-            training[name] = train(models[name], own_post, steps=settings.unrelated_steps, lr=LR, seed=100 + i,
-                                   progress=progress, label=f"train: {name}", **common)
+            training[name] = train(
+                models[name],
+                own_post,
+                steps=settings.unrelated_steps,
+                lr=LR,
+                seed=100 + i,
+                progress=progress,
+                label=f"train: {name}",
+                **common,
+            )
     if training["before"].accuracy < settings.pretrain_target:
-        console.print(f"[yellow]warning:[/] pretraining stopped at {settings.pretrain_max_steps} steps with "
-                      f"{training['before'].accuracy:.1%} of the pretrain facts right (target "
-                      f"{settings.pretrain_target:.0%}); the demo goes on with that model")
+        console.print(
+            f"[yellow]warning:[/] pretraining stopped at {settings.pretrain_max_steps} steps with "
+            f"{training['before'].accuracy:.1%} of the pretrain facts right (target "
+            f"{settings.pretrain_target:.0%}); the demo goes on with that model"
+        )
     for name, result in training.items():
-        console.print(f"  {name:<13} {result.steps:>4} steps {result.seconds:>4.0f}s  "
-                      f"pretrain facts right (in-process check): {result.accuracy:.1%}")
+        console.print(
+            f"  {name:<13} {result.steps:>4} steps {result.seconds:>4.0f}s  "
+            f"pretrain facts right (in-process check): {result.accuracy:.1%}"
+        )
     return tokenizer, models, training
 
 
@@ -438,11 +533,15 @@ def run(settings: Settings, out: Path, console: Console) -> dict:
     timings["lm_eval"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    specs = [multipair.PairSpec(label, str(out / "lm_eval" / before), str(out / "lm_eval" / after), key, options)
-             for key, (label, before, after, options) in PAIRS.items()]
+    specs = [
+        multipair.PairSpec(label, str(out / "lm_eval" / before), str(out / "lm_eval" / after), key, options)
+        for key, (label, before, after, options) in PAIRS.items()
+    ]
     results, _ = multipair.run_pairs(specs, out / "pairs")
-    pairs = {spec.slug: {"label": spec.label, **_pair_summary(results[spec.label]),
-                         "output": str(out / "pairs" / spec.slug)} for spec in specs}
+    pairs = {
+        spec.slug: {"label": spec.label, **_pair_summary(results[spec.label]), "output": str(out / "pairs" / spec.slug)}
+        for spec in specs
+    }
     console.print(rich_table(results[specs[0].label]))
     timings["pair"] = time.perf_counter() - start
     timings["total"] = time.perf_counter() - clock

@@ -11,13 +11,30 @@ import pandas as pd
 from postforget_lmeval.tasks.catalog import suite
 
 BBH_K: dict[str, int] = {
-    "boolean_expressions": 2, "causal_judgement": 2, "date_understanding": 6, "disambiguation_qa": 3,
-    "formal_fallacies": 2, "geometric_shapes": 11, "hyperbaton": 2, "logical_deduction_three_objects": 3,
-    "logical_deduction_five_objects": 5, "logical_deduction_seven_objects": 7, "movie_recommendation": 6,
-    "navigate": 2, "object_counting": 19, "penguins_in_a_table": 5, "reasoning_about_colored_objects": 18,
-    "ruin_names": 6, "salient_translation_error_detection": 6, "snarks": 2, "sports_understanding": 2,
-    "temporal_sequences": 4, "tracking_shuffled_objects_three_objects": 3,
-    "tracking_shuffled_objects_five_objects": 5, "tracking_shuffled_objects_seven_objects": 7, "web_of_lies": 2,
+    "boolean_expressions": 2,
+    "causal_judgement": 2,
+    "date_understanding": 6,
+    "disambiguation_qa": 3,
+    "formal_fallacies": 2,
+    "geometric_shapes": 11,
+    "hyperbaton": 2,
+    "logical_deduction_three_objects": 3,
+    "logical_deduction_five_objects": 5,
+    "logical_deduction_seven_objects": 7,
+    "movie_recommendation": 6,
+    "navigate": 2,
+    "object_counting": 19,
+    "penguins_in_a_table": 5,
+    "reasoning_about_colored_objects": 18,
+    "ruin_names": 6,
+    "salient_translation_error_detection": 6,
+    "snarks": 2,
+    "sports_understanding": 2,
+    "temporal_sequences": 4,
+    "tracking_shuffled_objects_three_objects": 3,
+    "tracking_shuffled_objects_five_objects": 5,
+    "tracking_shuffled_objects_seven_objects": 7,
+    "web_of_lies": 2,
 }
 """Options per BBH task in the official analysis code; it gives every other benchmark k = 4."""
 OTHER_K = 4.0

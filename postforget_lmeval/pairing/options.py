@@ -90,6 +90,9 @@ def _check_rescore(rescore: str | None) -> None:
         several = "," in rescore
         raise PairingError(
             f"--rescore {rescore}: "
-            + ("pair() takes one policy; several are compared side by side by the sensitivity report" if several
-               else f"unknown policy; choose one of {', '.join(POLICIES)}")
+            + (
+                "pair() takes one policy; several are compared side by side by the sensitivity report"
+                if several
+                else f"unknown policy; choose one of {', '.join(POLICIES)}"
+            )
         )

@@ -70,7 +70,9 @@ def _record(side: str, source: Source, read: RunRead, got: Collected) -> None:
 
 
 def pair_runs(
-    before: str | os.PathLike[str], after: str | os.PathLike[str], options: PairOptions,
+    before: str | os.PathLike[str],
+    after: str | os.PathLike[str],
+    options: PairOptions,
     progress: Progress | None = None,
 ) -> PairResult:
     """The paper's figures for the runs under ``before`` and ``after`` (see :class:`PairOptions`).
@@ -150,9 +152,9 @@ def pair_runs(
     return result
 
 
-def item_loader(samples: pd.DataFrame) -> tuple[
-    Callable[[str, int], LoadedItem], Callable[[str, Sequence[int]], list[list[str] | None]]
-]:
+def item_loader(
+    samples: pd.DataFrame,
+) -> tuple[Callable[[str, int], LoadedItem], Callable[[str, Sequence[int]], list[list[str] | None]]]:
     """``load_item(file, locator)`` and ``load_responses(file, locators)`` over both sides' files of a
     samples table, each file read back by the source that read it."""
     by_file: dict[str, Source] = {}

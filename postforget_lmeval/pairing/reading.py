@@ -25,7 +25,10 @@ class Read:
 
 
 def read_sides(
-    before: str | os.PathLike[str], after: str | os.PathLike[str], options: PairOptions, got: Collected,
+    before: str | os.PathLike[str],
+    after: str | os.PathLike[str],
+    options: PairOptions,
+    got: Collected,
     progress: Progress | None = None,
 ) -> Read:
     """Detect each side's format, choose its runs and read them (each format's runs in one call of its source)."""

@@ -1,6 +1,7 @@
 """What a pairing produces: :class:`PairResult` (and :class:`PairingError`, defined in ``errors``).
 
-A leaf module (it imports nothing from the package but ``metrics`` and ``errors``) so that readers, the pairing, the analyses,
+A leaf module (it imports nothing from the package but ``metrics`` and ``errors``) so that readers, the pairing,
+the analyses,
 the renderers and the CLI can all name the result type without importing one another.
 Writing a result to disk is :func:`postforget_lmeval.report.files.write_outputs`.
 """

@@ -105,7 +105,9 @@ def discover(
         )
     for r in runs:
         if r.samples_path is None:
-            got.problem(side, r.results_path, f"task {r.task}: no samples file (run without --log_samples?); task skipped")
+            got.problem(
+                side, r.results_path, f"task {r.task}: no samples file (run without --log_samples?); task skipped"
+            )
         elif r.unusable is not None:
             got.problem(side, r.samples_path, f"{r.unusable}; task {r.task} skipped", kind="unusable")
     return usable
@@ -133,7 +135,9 @@ def newest(side: str, runs: list[TaskRun], got: Collected) -> list[TaskRun]:
                 }
             )
             differs = (
-                "" if old.n_expected == new.n_expected else f" (it has {old.n_expected} samples, the newest {new.n_expected})"
+                ""
+                if old.n_expected == new.n_expected
+                else f" (it has {old.n_expected} samples, the newest {new.n_expected})"
             )
             got.warnings.append(
                 f"{side}: task {task} seed {seed} was run more than once; using the newest "
@@ -162,7 +166,10 @@ def plan(
             if metric is not None and metric not in r.metrics:
                 reason = f"metric {metric} not logged (it logs {', '.join(r.metrics)})"
             elif metric is None and not any(m in r.metrics for m in AUTO_METRICS):
-                reason = f"no per-sample binary metric ({'/'.join(AUTO_METRICS)}); it logs {', '.join(r.metrics)}: pass --metric"
+                reason = (
+                    f"no per-sample binary metric ({'/'.join(AUTO_METRICS)}); "
+                    f"it logs {', '.join(r.metrics)}: pass --metric"
+                )
             if reason:
                 got.dropped.append({"side": side, "task": r.task, "kind": "metric", "reason": reason})
                 continue

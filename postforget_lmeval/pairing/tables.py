@@ -13,13 +13,13 @@ from postforget_lmeval import metrics
 from postforget_lmeval.pairing.results import SUBTASK_COLUMNS, TRANSITIONS
 from postforget_lmeval.pairing.run_plan import SIDES
 
-
 FIRSTS = ["category", "seed_before", "seed_after", "replicate", "task_before", "task_after"]
 """Columns of subtasks.csv that every item of a (sub-benchmark, seed) row shares: its first item's."""
 
 
 def subtask_rows(paired: pd.DataFrame, joined: pd.DataFrame) -> pd.DataFrame:
-    """The paper's metrics (Harmon et al., 2026, §2) per (sub-benchmark, seed label), plus unanswered and unpaired counts."""
+    """The paper's metrics (Harmon et al., 2026, §2) per (sub-benchmark, seed label), with the counts of
+    unanswered and unpaired items."""
     rows, index, firsts = [], [], []
     for key, group in paired.groupby(["subtask", "seed"], sort=True):
         k = group["k"].to_numpy(dtype=float)

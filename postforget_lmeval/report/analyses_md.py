@@ -44,8 +44,10 @@ def _significance(result: PairResult) -> list[str]:
         "",
     ]
     if len(hits):
-        rows = [[r.subtask, str(r.seed), str(r.n_10), str(r.n_01), f"{r.p_mcnemar:.2g}", f"{r.q_bh:.2g}", r.direction]
-                for r in hits.head(_TOP).itertuples()]
+        rows = [
+            [r.subtask, str(r.seed), str(r.n_10), str(r.n_01), f"{r.p_mcnemar:.2g}", f"{r.q_bh:.2g}", r.direction]
+            for r in hits.head(_TOP).itertuples()
+        ]
         lines += _table(["sub-benchmark", "seed", "n_10", "n_01", "p", "q", "direction"], rows)
         if len(hits) > _TOP:
             lines.append(f"\n({len(hits) - _TOP} more in significance.csv)")
@@ -53,9 +55,14 @@ def _significance(result: PairResult) -> list[str]:
     macro = _macro(result)
     if "F_true_lo" in macro:
         lines += ["95% bootstrap intervals (items resampled within sub-benchmarks; macro average as above):", ""]
-        rows = [[r["category"], f"{_pct(r['F_true_mean'])} [{_pct(r['F_true_lo'])}, {_pct(r['F_true_hi'])}]",
-                 f"{_pct(r['BT_true_mean'])} [{_pct(r['BT_true_lo'])}, {_pct(r['BT_true_hi'])}]"]
-                for _, r in macro.iterrows()]
+        rows = [
+            [
+                r["category"],
+                f"{_pct(r['F_true_mean'])} [{_pct(r['F_true_lo'])}, {_pct(r['F_true_hi'])}]",
+                f"{_pct(r['BT_true_mean'])} [{_pct(r['BT_true_lo'])}, {_pct(r['BT_true_hi'])}]",
+            ]
+            for _, r in macro.iterrows()
+        ]
         lines += _table(["category", "F_true [95% CI]", "BT_true [95% CI]"], rows) + [""]
     return lines
 
@@ -75,13 +82,20 @@ def _failure_modes(result: PairResult) -> list[str]:
         "thinking) and `refusal` are format.",
         "",
     ]
-    lines += _table(["transition", *modes], [["1→0", *(str(f[m]) for m in modes)],
-                                            ["0→1", *(str(b[m]) for m in modes)]])
+    lines += _table(
+        ["transition", *modes], [["1→0", *(str(f[m]) for m in modes)], ["0→1", *(str(b[m]) for m in modes)]]
+    )
     lines += ["", "Share of forgetting that is format (macro), answer-format adherence and median reply length:", ""]
-    rows = [[r["category"], _pct(r.get("F_format_share_mean")), _pct(r.get("BT_format_share_mean")),
-             f"{_pct(r.get('answered_before_mean'))} → {_pct(r.get('answered_after_mean'))}",
-             f"{_num(r.get('median_chars_before_mean'))} → {_num(r.get('median_chars_after_mean'))}"]
-            for _, r in _macro(result).iterrows()]
+    rows = [
+        [
+            r["category"],
+            _pct(r.get("F_format_share_mean")),
+            _pct(r.get("BT_format_share_mean")),
+            f"{_pct(r.get('answered_before_mean'))} → {_pct(r.get('answered_after_mean'))}",
+            f"{_num(r.get('median_chars_before_mean'))} → {_num(r.get('median_chars_after_mean'))}",
+        ]
+        for _, r in _macro(result).iterrows()
+    ]
     return lines + _table(["category", "1→0 format", "0→1 format", "answered", "median chars"], rows) + [""]
 
 
@@ -89,8 +103,11 @@ def _drift(result: PairResult) -> list[str]:
     lines = ["### Was it coming? Drift before the flip", ""]
     items = result.tables.get("drift_items")
     if items is None or items.empty:
-        return lines + ["No item logs option log-likelihoods on both sides (generative tasks): the drift of the "
-                        "gold option's probability cannot be measured from these samples.", ""]
+        return lines + [
+            "No item logs option log-likelihoods on both sides (generative tasks): the drift of the "
+            "gold option's probability cannot be measured from these samples.",
+            "",
+        ]
     kept = items[items["transition"] == "1->1"]
     risk = int((kept["dp_gold"] < -result.summary.get("analyses", {}).get("drift", {}).get("at_risk_drop", 0.2)).sum())
     labels = items["label"].value_counts()
@@ -105,8 +122,16 @@ def _drift(result: PairResult) -> list[str]:
         "",
     ]
     sub = result.subtasks.dropna(subset=["at_risk_share"]).sort_values("at_risk_share", ascending=False).head(_TOP)
-    rows = [[r["subtask"], str(r["seed"]), _pct(r["at_risk_share"]), _num(r["dp_gold_median_11"], "+.3f"),
-             _pct(r["drift_share"])] for _, r in sub.iterrows()]
+    rows = [
+        [
+            r["subtask"],
+            str(r["seed"]),
+            _pct(r["at_risk_share"]),
+            _num(r["dp_gold_median_11"], "+.3f"),
+            _pct(r["drift_share"]),
+        ]
+        for _, r in sub.iterrows()
+    ]
     header = ["sub-benchmark", "seed", "at risk (1→1)", "median Δp_gold (1→1)", "drift share (1→0)"]
     return lines + _table(header, rows) + [""]
 

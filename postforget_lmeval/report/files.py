@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from postforget_lmeval.report import html as report_html
 from postforget_lmeval.pairing.results import SUBTASK_COLUMNS, PairResult
+from postforget_lmeval.report import html as report_html
 
 
 def atomic_write(path: Path, write: Callable[[Path], None]) -> Path:

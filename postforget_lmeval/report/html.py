@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from postforget_lmeval.report import paper, paper_table as report
 from postforget_lmeval import sources
-from postforget_lmeval.scoring import option_letter
 from postforget_lmeval.pairing.results import PairResult
+from postforget_lmeval.report import paper
+from postforget_lmeval.report import paper_table as report
+from postforget_lmeval.scoring import option_letter
 
 N_ITEMS = 8  # most forgotten / most gained items shown, each read back from its sample log
 QUESTION_CHARS = 700
@@ -66,11 +67,15 @@ def _e(value: Any) -> str:
 
 def table_html(frame: pd.DataFrame, *, total_last: bool = False, text_columns: Sequence[str] = ()) -> str:
     """A DataFrame as an escaped HTML table; the last row bold when it is the overall row."""
-    head = "".join(f'<th class="text">{_e(c)}</th>' if c in text_columns else f"<th>{_e(c)}</th>" for c in frame.columns)
+    head = "".join(
+        f'<th class="text">{_e(c)}</th>' if c in text_columns else f"<th>{_e(c)}</th>" for c in frame.columns
+    )
     opening = ['<td class="text">' if c in text_columns else "<td>" for c in frame.columns]
     rows = ["".join(f"{o}{_e(v)}</td>" for o, v in zip(opening, row)) for row in frame.to_numpy(dtype=object)]
-    rows = [f'<tr class="total">{cells}</tr>' if total_last and i == len(rows) - 1 else f"<tr>{cells}</tr>"
-            for i, cells in enumerate(rows)]
+    rows = [
+        f'<tr class="total">{cells}</tr>' if total_last and i == len(rows) - 1 else f"<tr>{cells}</tr>"
+        for i, cells in enumerate(rows)
+    ]
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
 
 
@@ -102,8 +107,11 @@ def ranked_items(samples: pd.DataFrame, transition: str, n: int = N_ITEMS) -> pd
     # integer codes instead of grouping 80k rows by text: sub-benchmarks in groupby order (a categorical's own)
     subtask = pd.factorize(samples["subtask"], sort=True)[0]
     doc = samples["doc_id"].to_numpy()
-    hit = np.flatnonzero((samples["transition"] == transition).to_numpy(dtype=bool) & (subtask >= 0)
-                         & samples["doc_id"].notna().to_numpy())
+    hit = np.flatnonzero(
+        (samples["transition"] == transition).to_numpy(dtype=bool)
+        & (subtask >= 0)
+        & samples["doc_id"].notna().to_numpy()
+    )
     hit = hit[np.lexsort((doc[hit], subtask[hit]))]  # stable: each item's samples stay in row order
     sub_hit, doc_hit = subtask[hit], doc[hit]
     starts = np.ones(len(hit), dtype=bool)  # where a new item begins
@@ -115,8 +123,11 @@ def ranked_items(samples: pd.DataFrame, transition: str, n: int = N_ITEMS) -> pd
     of = [np.count_nonzero((subtask == subtask[i]) & (doc == doc[i])) for i in first]
     rows = samples.take(first)
     key = ["subtask", "doc_id"]
-    return rows[[*key, *(c for c in samples.columns if c not in key)]].assign(
-        times=times[top].astype(np.int64), of=np.array(of, dtype=np.int64)).reset_index(drop=True)
+    return (
+        rows[[*key, *(c for c in samples.columns if c not in key)]]
+        .assign(times=times[top].astype(np.int64), of=np.array(of, dtype=np.int64))
+        .reset_index(drop=True)
+    )
 
 
 def _question(row: Any) -> str:
@@ -136,7 +147,7 @@ def _answer(value: Any) -> str:
 
 def _item_card(row: Any, transition: str) -> str:
     cls = "item" if transition == "1->0" else "item gained"
-    status = lambda s: f" ({_e(s)})" if isinstance(s, str) and s and s != "answered" else ""  # noqa: E731
+    status = lambda s: f" ({_e(s)})" if isinstance(s, str) and s and s != "answered" else ""  # noqa: E731 - a one-line helper beside its only use
     return (
         f'<div class="{cls}"><b>{_e(row.subtask)}</b> doc_id {_e(row.doc_id)} · '
         f"{transition} under {int(row.times)} of {int(row.of)} seed(s)<pre>{_e(_question(row))}</pre>"
@@ -160,30 +171,35 @@ def _items(result: PairResult) -> str:
 
 def _accuracy(result: PairResult) -> pd.DataFrame:
     cats = result.categories[result.categories["average"] == "macro"]
-    return pd.DataFrame({
-        "Category": [report.category_label(c) for c in cats["category"]],
-        "acc before": [report.cell(m, s, None) for m, s in zip(cats["acc_before_mean"], cats["acc_before_std"])],
-        "acc after": [report.cell(m, s, None) for m, s in zip(cats["acc_after_mean"], cats["acc_after_std"])],
-        "change": [report.signed(100 * (a - b)) for a, b in zip(cats["acc_after_mean"], cats["acc_before_mean"])],
-    })
+    return pd.DataFrame(
+        {
+            "Category": [report.category_label(c) for c in cats["category"]],
+            "acc before": [report.cell(m, s, None) for m, s in zip(cats["acc_before_mean"], cats["acc_before_std"])],
+            "acc after": [report.cell(m, s, None) for m, s in zip(cats["acc_after_mean"], cats["acc_after_std"])],
+            "change": [report.signed(100 * (a - b)) for a, b in zip(cats["acc_after_mean"], cats["acc_before_mean"])],
+        }
+    )
 
 
 def _comparison(result: PairResult, label: str) -> str:
     table = paper.comparison(result, label)
-    frame = pd.DataFrame({
-        "metric": table["metric"],
-        "category": [report.category_label(c) for c in table["category"]],
-        "this run": [report.cell_pct(*v) for v in zip(table["ours"], table["ours_std"], table["ours_ceiling"])],
-        "paper": [report.cell_pct(*v) for v in zip(table["paper"], table["paper_std"], table["paper_ceiling"])],
-        "paper, full precision": [report.num(v) for v in table["paper_full"]],
-        "difference (pp)": [report.signed(v) for v in table["difference"]],
-    })
+    frame = pd.DataFrame(
+        {
+            "metric": table["metric"],
+            "category": [report.category_label(c) for c in table["category"]],
+            "this run": [report.cell_pct(*v) for v in zip(table["ours"], table["ours_std"], table["ours_ceiling"])],
+            "paper": [report.cell_pct(*v) for v in zip(table["paper"], table["paper_std"], table["paper_ceiling"])],
+            "paper, full precision": [report.num(v) for v in table["paper_full"]],
+            "difference (pp)": [report.signed(v) for v in table["difference"]],
+        }
+    )
     named = "named with --paper-pair" if result.summary.get("paper_pair") else "recognised from the model names"
     diffs = "".join(f"<li>{_e(d)}</li>" for d in paper.differences(result, label))
     return (
         f"<p>The paper's row for <b>{_e(label)}</b> ({named}), Appendix E, beside this run; difference = this run "
         f"minus the paper (its table cell, else its full-precision value), in percentage points.</p>"
-        f"{table_html(frame, text_columns=('metric', 'category'))}<h3>Protocol differences that apply</h3><ul>{diffs}</ul>"
+        f"{table_html(frame, text_columns=('metric', 'category'))}"
+        f"<h3>Protocol differences that apply</h3><ul>{diffs}</ul>"
     )
 
 
@@ -213,18 +229,32 @@ def render(result: PairResult, png: bytes | None, tables: report.ReportTables | 
         f"<p>{totals['subtasks_paired']} sub-benchmarks · seeds {_e(', '.join(map(str, totals['seeds'])))} · "
         f"{totals['items_paired']} item pairs ({totals['unpaired_before']} before-only, "
         f"{totals['unpaired_after']} after-only) · chance k: {_e((s.get('options') or {}).get('chance_k', 'item'))}"
-        f"</p><p class=\"muted\">{_e(report.LEGEND)}</p>"
+        f'</p><p class="muted">{_e(report.LEGEND)}</p>'
     )
     sections = [
         ("summary", "Run", intro),
-        ("paper-table", "Paper-shaped table (macro)",
-         table_html(t.macro, total_last=True)
-         + "<h3>Micro average (item-weighted; an extra, not the paper's figure)</h3>"
-         + table_html(t.micro, total_last=True)),
-        ("plots", "Per category: F_true and BT_true against their ceilings", _image(png, "F_true and BT_true per category")),
-        ("accuracy", "Accuracy before and after (macro, % ± std across seeds)", table_html(_accuracy(result), total_last=True)),
-        ("transitions", "Transitions per sub-benchmark (mean counts over seeds; rates in %)",
-         table_html(t.subtasks, text_columns=("category", "sub-benchmark"))),
+        (
+            "paper-table",
+            "Paper-shaped table (macro)",
+            table_html(t.macro, total_last=True)
+            + "<h3>Micro average (item-weighted; an extra, not the paper's figure)</h3>"
+            + table_html(t.micro, total_last=True),
+        ),
+        (
+            "plots",
+            "Per category: F_true and BT_true against their ceilings",
+            _image(png, "F_true and BT_true per category"),
+        ),
+        (
+            "accuracy",
+            "Accuracy before and after (macro, % ± std across seeds)",
+            table_html(_accuracy(result), total_last=True),
+        ),
+        (
+            "transitions",
+            "Transitions per sub-benchmark (mean counts over seeds; rates in %)",
+            table_html(t.subtasks, text_columns=("category", "sub-benchmark")),
+        ),
         ("items", "Most forgotten and most gained items", _items(result)),
     ]
     if t.paper_label:
@@ -251,17 +281,22 @@ def pairs_html(wide: pd.DataFrame, long: pd.DataFrame, png: bytes | None, direct
         blocks.append(f"<h3>{_e(title)}</h3>{table_html(block, total_last=True)}")
     acc = long[(long["metric"] == "F_true") & (long["category"] == "OVERALL") & long["pair"].isin(directories)]
     links = "".join(
-        f'<li><b>{_e(r.pair)}</b>: accuracy {report.pct(r.acc_before)} → {report.pct(r.acc_after)} · '
+        f"<li><b>{_e(r.pair)}</b>: accuracy {report.pct(r.acc_before)} → {report.pct(r.acc_after)} · "
         f'<a href="{_e(directories.get(r.pair, ""))}/report.html">report.html</a></li>'
         for r in acc.itertuples(index=False)
     )
     sections = [
-        _section("pairs-table", "Forgetting and backward transfer across pairs",
-                 f'<p class="muted">{_e(report.LEGEND)}</p>' + "".join(blocks)),
+        _section(
+            "pairs-table",
+            "Forgetting and backward transfer across pairs",
+            f'<p class="muted">{_e(report.LEGEND)}</p>' + "".join(blocks),
+        ),
         _section("plots", "Per category, one bar per pair", _image(png, "F_true and BT_true per category and pair")),
         _section("pairs", "Pairs (macro accuracy, before → after)", f"<ul>{links}</ul>"),
     ]
-    return _page("Forgetting across pairs", sections, [("pairs-table", "Table"), ("plots", "Figure"), ("pairs", "Pairs")])
+    return _page(
+        "Forgetting across pairs", sections, [("pairs-table", "Table"), ("plots", "Figure"), ("pairs", "Pairs")]
+    )
 
 
 def renderers(result: PairResult, plot: bool = True) -> dict[str, Callable[[Path], None]]:

@@ -4,7 +4,8 @@ The paper's tables put one model pair per column and ``F_true ± std (F_max)`` p
 cells (Appendix E). :func:`run_pairs` pairs each (before, after) with :func:`pairing.pair`, writes
 each pair's own outputs in its own directory, then the wide table across pairs as ``pairs.csv``,
 ``pairs.md``, ``pairs.html`` and ``pairs.png``, and the same numbers long-form in
-``pairs_long.csv``; a pair the paper measured gets the paper's column beside it. :func:`chain` turns runs ``A B C ...`` (e.g. base → SFT → RL) into the pairs
+``pairs_long.csv``; a pair the paper measured gets the paper's column beside it. :func:`chain` turns runs
+``A B C ...`` (e.g. base → SFT → RL) into the pairs
 each step against the one before it and against the first.
 """
 
@@ -19,11 +20,13 @@ from typing import Any
 
 import pandas as pd
 
-from postforget_lmeval.report import paper, plots, paper_table as report, html as report_html
-from postforget_lmeval.report.files import atomic_write, write_outputs
 from postforget_lmeval.api import pair
 from postforget_lmeval.pairing.options import PairOptions
 from postforget_lmeval.pairing.results import PairingError, PairResult
+from postforget_lmeval.report import html as report_html
+from postforget_lmeval.report import paper, plots
+from postforget_lmeval.report import paper_table as report
+from postforget_lmeval.report.files import atomic_write, write_outputs
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,8 @@ def parse_pair(text: str) -> PairSpec:
 
 
 def chain(dirs: Sequence[str | os.PathLike[str]]) -> list[PairSpec]:
-    """Runs ``d0 d1 d2 ...`` -> ``d0→d1, d1→d2, d0→d2, d2→d3, d0→d3, ...``: each step, and each stage against the first."""
+    """Runs ``d0 d1 d2 ...`` -> ``d0→d1, d1→d2, d0→d2, d2→d3, d0→d3, ...``: each step, and each stage
+    against the first."""
     if len(dirs) < 2:
         raise PairingError(f"a chain needs at least two run directories, got {len(dirs)}")
     names = [Path(d).name or str(d) for d in dirs]
@@ -59,9 +63,13 @@ def chain(dirs: Sequence[str | os.PathLike[str]]) -> list[PairSpec]:
         names = [f"{i}:{n}" for i, n in enumerate(names)]
     specs = []
     for i in range(1, len(dirs)):
-        specs.append(PairSpec(f"{names[i - 1]}→{names[i]}", str(dirs[i - 1]), str(dirs[i]), f"step{i}_{_slug(names[i])}"))
+        specs.append(
+            PairSpec(f"{names[i - 1]}→{names[i]}", str(dirs[i - 1]), str(dirs[i]), f"step{i}_{_slug(names[i])}")
+        )
         if i > 1:
-            specs.append(PairSpec(f"{names[0]}→{names[i]}", str(dirs[0]), str(dirs[i]), f"from_first_{_slug(names[i])}"))
+            specs.append(
+                PairSpec(f"{names[0]}→{names[i]}", str(dirs[0]), str(dirs[i]), f"from_first_{_slug(names[i])}")
+            )
     return specs
 
 
@@ -74,14 +82,21 @@ def _metric_rows(label: str, result: PairResult) -> pd.DataFrame:
     cats = result.categories[result.categories["average"] == "macro"]
     rows = []
     for r in cats.itertuples(index=False):
-        for metric, ceiling, acc in (("F_true", "F_max", "acc_before"), ("BT_true", "BT_max", "acc_after")):
-            rows.append({
-                "pair": label, "category": r.category, "metric": metric,
-                "mean": getattr(r, f"{metric}_mean"), "std": getattr(r, f"{metric}_std"),
-                "ceiling": getattr(r, f"{ceiling}_mean"),
-                "acc_before": r.acc_before_mean, "acc_after": r.acc_after_mean,
-                "n_subtasks": int(r.n_subtasks), "n_seeds": int(r.n_seeds),
-            })
+        for metric, ceiling in (("F_true", "F_max"), ("BT_true", "BT_max")):
+            rows.append(
+                {
+                    "pair": label,
+                    "category": r.category,
+                    "metric": metric,
+                    "mean": getattr(r, f"{metric}_mean"),
+                    "std": getattr(r, f"{metric}_std"),
+                    "ceiling": getattr(r, f"{ceiling}_mean"),
+                    "acc_before": r.acc_before_mean,
+                    "acc_after": r.acc_after_mean,
+                    "n_subtasks": int(r.n_subtasks),
+                    "n_seeds": int(r.n_seeds),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -89,11 +104,16 @@ def _paper_rows(label: str, categories: set[str]) -> pd.DataFrame:
     """The paper's figures for one of its pairs (fractions), for the categories a run has: column ``paper: LABEL``."""
     fig = paper.figures()
     fig = fig[(fig["pair"] == label) & fig["category"].isin(categories)]
-    return pd.DataFrame({
-        "pair": f"paper: {label}", "category": fig["category"], "metric": fig["metric"],
-        "mean": (fig["mean_pct"] / 100).fillna(fig["value_full"]), "std": fig["std_pct"] / 100,
-        "ceiling": fig["ceiling_pct"] / 100,
-    })
+    return pd.DataFrame(
+        {
+            "pair": f"paper: {label}",
+            "category": fig["category"],
+            "metric": fig["metric"],
+            "mean": (fig["mean_pct"] / 100).fillna(fig["value_full"]),
+            "std": fig["std_pct"] / 100,
+            "ceiling": fig["ceiling_pct"] / 100,
+        }
+    )
 
 
 def long_table(results: dict[str, PairResult]) -> pd.DataFrame:

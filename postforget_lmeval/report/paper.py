@@ -125,17 +125,20 @@ def comparison(result: PairResult, label: str) -> pd.DataFrame:
             p_mean = _num(t["mean_pct"]) if t is not None else math.nan
             full = 100 * _num(t["value_full"]) if t is not None else math.nan
             reference = p_mean if not math.isnan(p_mean) else full
-            rows.append({
-                "metric": metric, "category": category,
-                "ours": mean,
-                "ours_std": 100 * _num(o[f"{metric}_std"]) if o is not None else math.nan,
-                "ours_ceiling": 100 * _num(o[f"{ceiling}_mean"]) if o is not None else math.nan,
-                "paper": p_mean,
-                "paper_std": _num(t["std_pct"]) if t is not None else math.nan,
-                "paper_ceiling": _num(t["ceiling_pct"]) if t is not None else math.nan,
-                "paper_full": full,
-                "difference": mean - reference,
-            })
+            rows.append(
+                {
+                    "metric": metric,
+                    "category": category,
+                    "ours": mean,
+                    "ours_std": 100 * _num(o[f"{metric}_std"]) if o is not None else math.nan,
+                    "ours_ceiling": 100 * _num(o[f"{ceiling}_mean"]) if o is not None else math.nan,
+                    "paper": p_mean,
+                    "paper_std": _num(t["std_pct"]) if t is not None else math.nan,
+                    "paper_ceiling": _num(t["ceiling_pct"]) if t is not None else math.nan,
+                    "paper_full": full,
+                    "difference": mean - reference,
+                }
+            )
     return pd.DataFrame(rows)
 
 

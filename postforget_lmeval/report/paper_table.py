@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 import pandas as pd
 from rich.console import Console
 
-from postforget_lmeval.report import paper
 from postforget_lmeval.analyses import terminal_columns
-from postforget_lmeval.report.analyses_md import analyses_markdown
 from postforget_lmeval.pairing.results import PairResult
+from postforget_lmeval.report import paper
+from postforget_lmeval.report.analyses_md import analyses_markdown
 
 if TYPE_CHECKING:  # rich.table is imported where a terminal table is drawn, not for writing files
     from rich.table import Table
@@ -31,8 +31,15 @@ LEGEND = (
     "in parentheses the ceiling F_max / BT_max (the most that could be forgotten / gained), as the paper prints it."
 )
 METRIC_TITLES = {"F_true": "Forgetting F_true ± std (F_max)", "BT_true": "Backward transfer BT_true ± std (BT_max)"}
-PAPER_COLUMNS = ("Category", METRIC_TITLES["F_true"], METRIC_TITLES["BT_true"], "acc before", "acc after",
-                 "sub-benchmarks", "seeds")
+PAPER_COLUMNS = (
+    "Category",
+    METRIC_TITLES["F_true"],
+    METRIC_TITLES["BT_true"],
+    "acc before",
+    "acc after",
+    "sub-benchmarks",
+    "seeds",
+)
 EXTRA_TABLE_ROWS = 40  # rows of an analyses table shown in report.md / report.html (the CSV has all)
 
 
@@ -66,15 +73,17 @@ def category_order(categories: Iterable[str]) -> list[str]:
 def paper_table(result: PairResult, average: str = "macro") -> pd.DataFrame:
     """One row per category and Overall: the two paper cells, accuracy before/after, sizes (paper_table.csv)."""
     cats = result.categories[result.categories["average"] == average]
-    return pd.DataFrame({
-        PAPER_COLUMNS[0]: [category_label(c) for c in cats["category"]],
-        PAPER_COLUMNS[1]: [cell(*v) for v in zip(cats["F_true_mean"], cats["F_true_std"], cats["F_max_mean"])],
-        PAPER_COLUMNS[2]: [cell(*v) for v in zip(cats["BT_true_mean"], cats["BT_true_std"], cats["BT_max_mean"])],
-        PAPER_COLUMNS[3]: [pct(v) for v in cats["acc_before_mean"]],
-        PAPER_COLUMNS[4]: [pct(v) for v in cats["acc_after_mean"]],
-        PAPER_COLUMNS[5]: cats["n_subtasks"].astype(int).to_numpy(),
-        PAPER_COLUMNS[6]: cats["n_seeds"].astype(int).to_numpy(),
-    })
+    return pd.DataFrame(
+        {
+            PAPER_COLUMNS[0]: [category_label(c) for c in cats["category"]],
+            PAPER_COLUMNS[1]: [cell(*v) for v in zip(cats["F_true_mean"], cats["F_true_std"], cats["F_max_mean"])],
+            PAPER_COLUMNS[2]: [cell(*v) for v in zip(cats["BT_true_mean"], cats["BT_true_std"], cats["BT_max_mean"])],
+            PAPER_COLUMNS[3]: [pct(v) for v in cats["acc_before_mean"]],
+            PAPER_COLUMNS[4]: [pct(v) for v in cats["acc_after_mean"]],
+            PAPER_COLUMNS[5]: cats["n_subtasks"].astype(int).to_numpy(),
+            PAPER_COLUMNS[6]: cats["n_seeds"].astype(int).to_numpy(),
+        }
+    )
 
 
 def frame_rich(frame: pd.DataFrame, title: str) -> Table:
@@ -103,12 +112,25 @@ def stdout_console() -> Console:
 def rich_table(result: PairResult, average: str = "macro") -> Table:
     """The paper's table for the terminal."""
     label = "macro average, as the paper" if average == "macro" else "micro (item-weighted) average"
-    short = dict(zip(PAPER_COLUMNS, ("Category", "F_true ± std (F_max)", "BT_true ± std (BT_max)", "acc before",
-                                      "acc after", "sub-benchmarks", "seeds")))
+    short = dict(
+        zip(
+            PAPER_COLUMNS,
+            (
+                "Category",
+                "F_true ± std (F_max)",
+                "BT_true ± std (BT_max)",
+                "acc before",
+                "acc after",
+                "sub-benchmarks",
+                "seeds",
+            ),
+        )
+    )
     frame = paper_table(result, average).rename(columns=short)
     if "significant" in result.subtasks.columns:  # the analyses ran: format share and significant rows
-        extra = terminal_columns(result).reindex(result.categories.loc[
-            result.categories["average"] == average, "category"].to_numpy())
+        extra = terminal_columns(result).reindex(
+            result.categories.loc[result.categories["average"] == average, "category"].to_numpy()
+        )
         frame["F lost to format"] = [pct(v) for v in extra["format"]]
         frame["signif. rows"] = extra["significant"].fillna("–").to_numpy()
     return frame_rich(frame, f"Chance-adjusted forgetting and backward transfer, % ({label}); (…) = ceiling")
@@ -130,31 +152,46 @@ def per_subtask(result: PairResult) -> pd.DataFrame:
     counts = ["n_11", "n_10", "n_01", "n_00"]
     groups = result.subtasks.groupby(["category", "subtask"], sort=True, observed=True)
     means = groups[[*counts, *cols]].mean()  # one pass over all the averaged columns
-    return pd.DataFrame({
-        "category": means.index.get_level_values("category"),
-        "sub-benchmark": means.index.get_level_values("subtask"),
-        "items": groups["n"].max().to_numpy(),
-        "k": ["–" if _missing(k) else f"{k:.2f}" for k in groups["k"].first()],
-        "seeds": groups["seed"].nunique().to_numpy(),
-        **{name: [f"{v:.1f}".removesuffix(".0") for v in means[c]]
-           for c, name in zip(counts, ("1→1", "1→0", "0→1", "0→0"))},
-        **{c: [pct(v) for v in means[c]] for c in cols},
-    })
+    return pd.DataFrame(
+        {
+            "category": means.index.get_level_values("category"),
+            "sub-benchmark": means.index.get_level_values("subtask"),
+            "items": groups["n"].max().to_numpy(),
+            "k": ["–" if _missing(k) else f"{k:.2f}" for k in groups["k"].first()],
+            "seeds": groups["seed"].nunique().to_numpy(),
+            **{
+                name: [f"{v:.1f}".removesuffix(".0") for v in means[c]]
+                for c, name in zip(counts, ("1→1", "1→0", "0→1", "0→0"))
+            },
+            **{c: [pct(v) for v in means[c]] for c in cols},
+        }
+    )
 
 
 def comparison_markdown(result: PairResult, label: str) -> str:
     """The paper's row beside ours, with the difference, and the protocol differences that apply."""
     table = paper.comparison(result, label)
     rows = [
-        [r.metric, category_label(r.category), cell_pct(r.ours, r.ours_std, r.ours_ceiling),
-         cell_pct(r.paper, r.paper_std, r.paper_ceiling), num(r.paper_full), signed(r.difference)]
+        [
+            r.metric,
+            category_label(r.category),
+            cell_pct(r.ours, r.ours_std, r.ours_ceiling),
+            cell_pct(r.paper, r.paper_std, r.paper_ceiling),
+            num(r.paper_full),
+            signed(r.difference),
+        ]
         for r in table.itertuples(index=False)
     ]
     header = ["metric", "category", "this run", f"paper: {label}", "paper, full precision", "difference (pp)"]
-    return "\n".join([
-        markdown_table(header, rows), "",
-        "Protocol differences that apply:", "", *(f"- {d}" for d in paper.differences(result, label)),
-    ])
+    return "\n".join(
+        [
+            markdown_table(header, rows),
+            "",
+            "Protocol differences that apply:",
+            "",
+            *(f"- {d}" for d in paper.differences(result, label)),
+        ]
+    )
 
 
 def cell_pct(mean: float, std: float, ceiling: float) -> str:
@@ -186,8 +223,9 @@ class ReportTables:
 
 
 def report_tables(result: PairResult) -> ReportTables:
-    return ReportTables(paper_table(result, "macro"), paper_table(result, "micro"), per_subtask(result),
-                        paper.paper_pair(result))
+    return ReportTables(
+        paper_table(result, "macro"), paper_table(result, "micro"), per_subtask(result), paper.paper_pair(result)
+    )
 
 
 def report_markdown(result: PairResult, tables: ReportTables | None = None) -> str:
@@ -242,4 +280,3 @@ def report_markdown(result: PairResult, tables: ReportTables | None = None) -> s
     if result.notes:
         parts += ["", "## Notes", "", *(f"- {n}" for n in result.notes)]
     return "\n".join(parts) + "\n"
-

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from postforget_lmeval.report.paper_table import category_label, category_order
 from postforget_lmeval.pairing.results import PairResult
+from postforget_lmeval.report.paper_table import category_label, category_order
 
 if TYPE_CHECKING:  # matplotlib is imported when a figure is drawn (about a second; not with --no-plot)
     from matplotlib.figure import Figure
@@ -29,11 +29,27 @@ def _png(fig: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def _bars(ax, x: np.ndarray, width: float, mean: pd.Series, std: pd.Series, ceiling: pd.Series,
-          color: str | None, label: str | None) -> None:
+def _bars(
+    ax,
+    x: np.ndarray,
+    width: float,
+    mean: pd.Series,
+    std: pd.Series,
+    ceiling: pd.Series,
+    color: str | None,
+    label: str | None,
+) -> None:
     """Bars of ``mean`` ± ``std`` with the ceiling drawn as an outline box over each bar (all in %)."""
-    bars = ax.bar(x, 100 * mean.fillna(0), width, yerr=100 * std.fillna(0), capsize=2, color=color, label=label,
-                  error_kw={"elinewidth": 0.8})
+    bars = ax.bar(
+        x,
+        100 * mean.fillna(0),
+        width,
+        yerr=100 * std.fillna(0),
+        capsize=2,
+        color=color,
+        label=label,
+        error_kw={"elinewidth": 0.8},
+    )
     shade = bars.patches[0].get_facecolor() if bars.patches else color
     ax.bar(x, 100 * ceiling.fillna(0), width, fill=False, edgecolor=shade, linestyle="--", linewidth=0.8)
 

@@ -21,11 +21,11 @@ from typing import Any
 
 import pandas as pd
 
-from postforget_lmeval.report.files import write_outputs
 from postforget_lmeval.api import pair
 from postforget_lmeval.pairing.options import PairOptions
-from postforget_lmeval.scoring.rescoring import POLICIES
 from postforget_lmeval.pairing.results import PairingError, PairResult
+from postforget_lmeval.report.files import write_outputs
+from postforget_lmeval.scoring.rescoring import POLICIES
 
 LOGGED = "logged"
 """The scoring each run logged (no rescoring)."""
@@ -58,8 +58,11 @@ def parse_policies(value: str) -> list[str]:
 
 
 def compare(
-    before: str | os.PathLike[str], after: str | os.PathLike[str], policies: Sequence[str],
-    options: PairOptions | None = None, **overrides: Any,
+    before: str | os.PathLike[str],
+    after: str | os.PathLike[str],
+    policies: Sequence[str],
+    options: PairOptions | None = None,
+    **overrides: Any,
 ) -> Sensitivity:
     """Pair ``before``/``after`` as logged and under each policy (``options``/``overrides`` go to every pairing)."""
     results = {LOGGED: pair(before, after, options, **{**overrides, "rescore": None})}
@@ -123,9 +126,14 @@ def markdown(sens: Sensitivity) -> str:
     head = ["category", *(f"F_true {s}" for s in scorings), *(f"BT_true {s}" for s in scorings)]
     counts = [c for c in sens.table.columns if c == "n_items" or c.startswith("changed_")]
     head += [c.replace("changed_", "changed ").replace("_vs_", " vs ") for c in counts]
-    lines = ["# Extraction sensitivity", "", "F_true and BT_true (%, macro over sub-benchmarks and seeds) of the same "
-             "paired runs under each scoring; 'changed' counts paired items (item x seed x replicate) whose "
-             "correctness before or after differs between two scorings.", ""]
+    lines = [
+        "# Extraction sensitivity",
+        "",
+        "F_true and BT_true (%, macro over sub-benchmarks and seeds) of the same "
+        "paired runs under each scoring; 'changed' counts paired items (item x seed x replicate) whose "
+        "correctness before or after differs between two scorings.",
+        "",
+    ]
     lines += [f"- {s}: {sens.scored_by.get(s) or 'as logged'}" for s in scorings] + [""]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for _, row in sens.table.iterrows():

@@ -11,7 +11,6 @@ import importlib
 import os
 from pathlib import Path
 
-from postforget_lmeval.sources._lmeval_samples import AUTO_METRICS, doc_hash, option_letter
 from postforget_lmeval.sources._base import (
     ITEM_COLUMNS,
     UNREADABLE,
@@ -28,6 +27,7 @@ from postforget_lmeval.sources._base import (
     item_table,
     responses_one_by_one,
 )  # fmt: skip
+from postforget_lmeval.sources._lmeval_samples import AUTO_METRICS, doc_hash, option_letter
 
 __all__ = [
     "AUTO_METRICS", "FORMATS", "ITEM_COLUMNS", "UNREADABLE", "Discovery", "LoadedItem", "Problem", "Progress",

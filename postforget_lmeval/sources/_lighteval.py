@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from postforget_lmeval.errors import PairingError
+from postforget_lmeval.sources._base import Discovery, LoadedItem, Progress, ReadRequest, RunRead, Source, TaskRun
 from postforget_lmeval.sources._lighteval_items import METRIC, keys
 from postforget_lmeval.sources._lmeval_runs import lfs_pointer
-from postforget_lmeval.sources._base import Discovery, LoadedItem, Progress, ReadRequest, RunRead, Source, TaskRun
 
 DATE = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
 RESULTS_RE = re.compile(rf"^results_(?P<date>{DATE})\.json$")

@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from postforget_lmeval.sources._lighteval_items import HIDDEN_OPTIONS_K, METRIC, keys, subtask_of
 from postforget_lmeval.sources._base import Problem, ReadRequest, RunRead, item_rows
+from postforget_lmeval.sources._lighteval_items import HIDDEN_OPTIONS_K, METRIC, keys, subtask_of
 
 
 def _letters(indices: Any) -> str:

@@ -16,7 +16,6 @@ from typing import Any, BinaryIO
 import orjson
 
 from postforget_lmeval.sources import _lmeval_runs
-from postforget_lmeval.sources._lmeval_samples import AUTO_METRICS, SamplesRead, is_sample, loaded_item
 from postforget_lmeval.sources._base import (
     UNREADABLE,
     Discovery,
@@ -28,6 +27,7 @@ from postforget_lmeval.sources._base import (
     Source,
     item_rows,
 )
+from postforget_lmeval.sources._lmeval_samples import AUTO_METRICS, SamplesRead, is_sample, loaded_item
 
 PARALLEL_MIN_BYTES = 64 << 20  # less than this is read here: starting worker processes would cost more
 READ_BYTES = 1 << 20  # the file buffer: lines are taken from reads of this size

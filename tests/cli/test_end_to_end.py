@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
 from tests.helpers.taskfixtures import write_overrides
 from tests.helpers.tinymodel import build_tiny_model
 
@@ -24,12 +25,32 @@ SUBTASKS = ["arc_challenge", "piqa_main"]
 
 def _lm_eval(model: Path, overrides: Path, tasks: list[str], out: Path) -> None:
     subprocess.run(
-        [sys.executable, "-m", "lm_eval", "--model", "hf",
-         "--model_args", f"pretrained={model},dtype=float32", "--device", "cpu",
-         "--include_path", str(overrides), "--tasks", ",".join(tasks),
-         "--gen_kwargs", "max_gen_toks=24", "--seed", "7",
-         "--log_samples", "--output_path", str(out)],
-        check=True, capture_output=True, text=True, cwd=out.parent,
+        [
+            sys.executable,
+            "-m",
+            "lm_eval",
+            "--model",
+            "hf",
+            "--model_args",
+            f"pretrained={model},dtype=float32",
+            "--device",
+            "cpu",
+            "--include_path",
+            str(overrides),
+            "--tasks",
+            ",".join(tasks),
+            "--gen_kwargs",
+            "max_gen_toks=24",
+            "--seed",
+            "7",
+            "--log_samples",
+            "--output_path",
+            str(out),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=out.parent,
     )
 
 
@@ -54,9 +75,15 @@ def test_two_hf_runs_pair_into_the_counts_of_their_logs(tmp_path: Path) -> None:
 
     out = tmp_path / "paired"
     done = subprocess.run(
-        [str(Path(sys.executable).parent / "postforget-pair"), str(tmp_path / "before"),
-         str(tmp_path / "after"), "-o", str(out)],
-        capture_output=True, text=True,
+        [
+            str(Path(sys.executable).parent / "postforget-pair"),
+            str(tmp_path / "before"),
+            str(tmp_path / "after"),
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stderr + done.stdout
 

@@ -45,22 +45,35 @@ def test_same_rows_for_a_seed_in_any_process() -> None:
     rows = demo_data.fact_rows("pretrain", seed=3)
     assert rows == demo_data.fact_rows("pretrain", seed=3)
     assert rows != demo_data.fact_rows("pretrain", seed=4)
-    code = ("import json, sys; from postforget_lmeval.demo import facts as demo_data; "
-            "json.dump(demo_data.fact_rows('pretrain', seed=3), sys.stdout)")
+    code = (
+        "import json, sys; from postforget_lmeval.demo import facts as demo_data; "
+        "json.dump(demo_data.fact_rows('pretrain', seed=3), sys.stdout)"
+    )
     for hash_seed in ("1", "2"):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                             env={**os.environ, "PYTHONHASHSEED": hash_seed}).stdout
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+        ).stdout
         assert _digest(json.loads(out)) == _digest(rows)
 
 
 def test_rows_are_pinned() -> None:
     """Changing the generator changes every doc_hash: runs made before could no longer be paired."""
     assert demo_data.fact_rows("pretrain", n_facts=1)[0] == {
-        "id": "pretrain-0000", "question": "What is the capital of the invented country Broutregoth?",
-        "choices": ["Sudral", "Krurofuth", "Plerer", "Lizou"], "answer": 1}
+        "id": "pretrain-0000",
+        "question": "What is the capital of the invented country Broutregoth?",
+        "choices": ["Sudral", "Krurofuth", "Plerer", "Lizou"],
+        "answer": 1,
+    }
     assert demo_data.fact_rows("posttrain", n_facts=1)[0] == {
-        "id": "posttrain-0000", "question": "Who invented the Broutregoth machine?",
-        "choices": ["Zugoupar", "Tuthoustel", "Vouzhuth", "Thiton"], "answer": 1}
+        "id": "posttrain-0000",
+        "question": "Who invented the Broutregoth machine?",
+        "choices": ["Zugoupar", "Tuthoustel", "Vouzhuth", "Thiton"],
+        "answer": 1,
+    }
 
 
 @pytest.mark.parametrize("facts", ["pretrain", "posttrain"])
@@ -79,7 +92,7 @@ def test_posttrain_set_has_other_facts_about_the_same_entities() -> None:
 
     assert entities(pre) == entities(post) and len(set(entities(pre))) == len(pre)
     assert not {c for r in pre for c in r["choices"]} & {c for r in post for c in r["choices"]}
-    openings = lambda rows: {" ".join(r["question"].split()[:3]) for r in rows}  # noqa: E731
+    openings = lambda rows: {" ".join(r["question"].split()[:3]) for r in rows}  # noqa: E731 - a one-line helper beside its only use
     assert not openings(pre) & openings(post)
 
 
@@ -91,7 +104,7 @@ def test_reordered_options_keep_each_fact_but_move_its_letter() -> None:
         assert sorted(moved["choices"]) == sorted(original["choices"])
         assert moved["choices"][moved["answer"]] == original["choices"][original["answer"]]
     assert a == demo_data.reorder_options(rows, seed=101)
-    same_letter = lambda x, y: sum(r["answer"] == s["answer"] for r, s in zip(x, y)) / len(x)  # noqa: E731
+    same_letter = lambda x, y: sum(r["answer"] == s["answer"] for r, s in zip(x, y)) / len(x)  # noqa: E731 - a one-line helper beside its only use
     assert 0.15 <= same_letter(rows, a) <= 0.35 and 0.15 <= same_letter(a, b) <= 0.35  # chance is 0.25
 
 

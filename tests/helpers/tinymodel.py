@@ -17,14 +17,21 @@ def build_tiny_model(directory: Path, seed: int = 0) -> Path:
     corpus = ["Answer the following multiple choice question. Question: Answer: A B C D Reasoning:"] * 4
     tokenizer.train_from_iterator(
         corpus,
-        trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
-                            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()),
+        trainers.BpeTrainer(
+            vocab_size=300, special_tokens=["<|endoftext|>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        ),
     )
-    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|endoftext|>",
-                                   pad_token="<|endoftext|>")
+    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
     torch.manual_seed(seed)
-    config = GPT2Config(vocab_size=len(fast), n_positions=4096, n_embd=32, n_layer=1, n_head=2,
-                        bos_token_id=fast.eos_token_id, eos_token_id=fast.eos_token_id)
+    config = GPT2Config(
+        vocab_size=len(fast),
+        n_positions=4096,
+        n_embd=32,
+        n_layer=1,
+        n_head=2,
+        bos_token_id=fast.eos_token_id,
+        eos_token_id=fast.eos_token_id,
+    )
     GPT2LMHeadModel(config).save_pretrained(directory)
     fast.save_pretrained(directory)
     return directory

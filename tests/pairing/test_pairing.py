@@ -6,7 +6,6 @@ import hashlib
 import io
 import json
 import math
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -17,7 +16,6 @@ from postforget_lmeval import PairingError, PairResult, pair
 from postforget_lmeval.cli import main, main_tool
 from postforget_lmeval.cli.console import Bar as _Bar
 from postforget_lmeval.sources import _lmeval as lmeval_source
-
 from tests.helpers.lmeval_runs import doc_for, ordinary, ours, pf_record, sample_line, write_run
 
 FIRST_COLUMNS = [
@@ -518,7 +516,9 @@ def _pf_docs(responses: list[str], logged: list[int], subtask: str = "mmlu_x") -
     lines = []
     for i, (response, correct) in enumerate(zip(responses, logged)):
         doc = {"pf_question": f"Q{i}?", "pf_options": ["w", "x", "y", "z"], "pf_gold": "B", "pf_format": "letter"}
-        record = pf_record(subtask, correct, answer="B" if correct else None, status="answered" if correct else "no_answer")
+        record = pf_record(
+            subtask, correct, answer="B" if correct else None, status="answered" if correct else "no_answer"
+        )
         record["gold"] = "B"
         lines.append(sample_line(i, None, doc=doc, response=response, record=record))
     return {f"postforget_{subtask}": lines}

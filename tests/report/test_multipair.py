@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from postforget_lmeval.report import many as multipair, paper_table as report
 from postforget_lmeval.cli import main
 from postforget_lmeval.pairing.results import PairingError
-
+from postforget_lmeval.report import many as multipair
+from postforget_lmeval.report import paper_table as report
 from tests.helpers.lmeval_runs import ours, write_run
 
 # Four checkpoints of one model, two seeds each, two sub-benchmarks in two categories (10 items each).
@@ -97,8 +96,20 @@ def test_chain_from_the_command_line(stages: dict[str, Path], tmp_path: Path) ->
 
 def test_multi_from_the_command_line(stages: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "multi"
-    argv = ["multi", "--pair", f"sft={stages['base']},{stages['sft']}", "--pair", f"rl={stages['sft']},{stages['rl']}",
-            "--pair", f"merge={stages['base']},{stages['merge']}", "-o", str(out), "-q", "--chance-k", "paper"]
+    argv = [
+        "multi",
+        "--pair",
+        f"sft={stages['base']},{stages['sft']}",
+        "--pair",
+        f"rl={stages['sft']},{stages['rl']}",
+        "--pair",
+        f"merge={stages['base']},{stages['merge']}",
+        "-o",
+        str(out),
+        "-q",
+        "--chance-k",
+        "paper",
+    ]
     assert main(argv) == 0
     wide = pd.read_csv(out / "pairs.csv")
     assert list(wide.columns)[2:] == ["sft", "rl", "merge"]

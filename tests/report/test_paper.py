@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from postforget_lmeval.pairing import chance_k
-from postforget_lmeval.report import paper, paper_table as report
-from postforget_lmeval.report.files import write_outputs
 from postforget_lmeval import pair
+from postforget_lmeval.pairing import chance_k
 from postforget_lmeval.pairing.results import PairingError
-
-from tests.helpers.lmeval_runs import ours, write_run
+from postforget_lmeval.report import paper
+from postforget_lmeval.report import paper_table as report
+from postforget_lmeval.report.files import write_outputs
 from tests.helpers import paths
+from tests.helpers.lmeval_runs import ours, write_run
 
 REFERENCE = paths.REFERENCE / "paper"
 
@@ -128,7 +127,9 @@ def test_synthetic_pair_named_like_the_papers_is_compared(tmp_path: Path) -> Non
     write_outputs(result, tmp_path / "out")
     text = (tmp_path / "out" / "report.md").read_text()
     assert "## Beside the paper: Q2.5 Inst. (7B)" in text
-    assert f"| F_true | Commonsense | {report.cell(macro.loc['Commonsense', 'F_true_mean'], macro.loc['Commonsense', 'F_true_std'], macro.loc['Commonsense', 'F_max_mean'])} | 5.4 ± 0.1 (60.8) | 5.45 |" in text
+    row = macro.loc["Commonsense"]
+    cell = report.cell(row["F_true_mean"], row["F_true_std"], row["F_max_mean"])
+    assert f"| F_true | Commonsense | {cell} | 5.4 ± 0.1 (60.8) | 5.45 |" in text
     assert "--chance-k paper" in text and "docs/paper-differences.md" in text
     html = (tmp_path / "out" / "report.html").read_text()
     assert 'id="paper-comparison"' in html and "recognised from the model names" in html

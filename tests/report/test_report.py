@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import io
 import math
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from rich.console import Console
 
-from postforget_lmeval.report import paper_table as report
-from postforget_lmeval.cli import main
-from postforget_lmeval.report.files import write_outputs
 from postforget_lmeval import pair
-
+from postforget_lmeval.cli import main
+from postforget_lmeval.report import paper_table as report
+from postforget_lmeval.report.files import write_outputs
 from tests.helpers.lmeval_runs import ours, write_run
 
 
@@ -58,7 +56,9 @@ def test_table_in_markdown_csv_and_terminal(worked: Path, tmp_path: Path) -> Non
     csv = pd.read_csv(out / "paper_table.csv")
     assert csv.iloc[-1].tolist() == ["Overall", "18.0 ± 0.0 (73.3)", "8.0 ± 0.0 (60.0)", 80.0, 70.0, 1, 2]
     md = (out / "report.md").read_text()
-    assert "| Category | Forgetting F_true ± std (F_max) | Backward transfer BT_true ± std (BT_max) | acc before |" in md
+    assert (
+        "| Category | Forgetting F_true ± std (F_max) | Backward transfer BT_true ± std (BT_max) | acc before |" in md
+    )
     assert "| Overall | 18.0 ± 0.0 (73.3) | 8.0 ± 0.0 (60.0) | 80.0 | 70.0 | 1 | 2 |" in md
     assert "| Logic | arc_easy | 10 | 4.00 | 2 | 6 | 2 | 1 | 1 |" in md  # the four transitions per sub-benchmark
     console = Console(file=io.StringIO(), width=200)

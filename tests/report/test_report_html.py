@@ -7,23 +7,38 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from postforget_lmeval import pair
 from postforget_lmeval.report import html as report_html
 from postforget_lmeval.report.files import write_outputs
-from postforget_lmeval import pair
-
 from tests.helpers.lmeval_runs import doc_for, ours, write_run
 
-SECTIONS = ("summary", "paper-table", "plots", "accuracy", "transitions", "items", "paper-comparison", "analyses",
-            "problems")
+SECTIONS = (
+    "summary",
+    "paper-table",
+    "plots",
+    "accuracy",
+    "transitions",
+    "items",
+    "paper-comparison",
+    "analyses",
+    "problems",
+)
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--hide-scrollbars")
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+)
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +47,14 @@ def pairing_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("report")
     docs = {i: doc_for(i, f" about the capital of country number {i}") for i in range(12)}
     bits = {
-        "before": {0: ("111111111000", "111111110000", "111111100000"), 1: ("111111110100", "111111101000", "111111010000")},
-        "after": {0: ("110011100011", "111100001100", "100001111100"), 1: ("110101100011", "111000011100", "100011101100")},
+        "before": {
+            0: ("111111111000", "111111110000", "111111100000"),
+            1: ("111111110100", "111111101000", "111111010000"),
+        },
+        "after": {
+            0: ("110011100011", "111100001100", "100001111100"),
+            1: ("110101100011", "111000011100", "100011101100"),
+        },
     }
     for side, model in (("before", "Qwen/Qwen2.5-7B"), ("after", "Qwen/Qwen2.5-7B-Instruct")):
         for seed, (piqa, arc, nav) in bits[side].items():

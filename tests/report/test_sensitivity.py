@@ -7,18 +7,15 @@ Every figure below is worked by hand from the responses (one seed, k = 4, chance
 from __future__ import annotations
 
 import json
-
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from postforget_lmeval.cli import main as main_pair
-from postforget_lmeval.scoring.rescoring import rescore
 from postforget_lmeval.pairing.results import PairingError, PairResult
 from postforget_lmeval.report.sensitivity import compare, markdown, parse_policies, summarise
-
+from postforget_lmeval.scoring.rescoring import rescore
 from tests.helpers.lmeval_runs import sample_line, write_run
 
 CAPITALS = ["Paris", "London", "Berlin", "Madrid"]  # gold C
@@ -26,7 +23,10 @@ LETTERS4 = ["w", "x", "y", "z"]  # gold A
 # (subtask, category, options, gold, before responses, after responses, logged before, logged after)
 SCRIPT = [
     (
-        "mmlu_geo", "Knowledge/QA", CAPITALS, "C",
+        "mmlu_geo",
+        "Knowledge/QA",
+        CAPITALS,
+        "C",
         # strict 1 1 1 0; lighteval 1, D (from "Done"), B (from "Berlin"), nothing
         ["Answer: C", "Answer: C\nDone.", "Answer: C) Berlin", "I cannot decide."],
         # strict 0 1 1 1; lighteval the same
@@ -35,7 +35,10 @@ SCRIPT = [
         [0, 1, 1, 1],
     ),
     (
-        "bbh_toy", "Logic", LETTERS4, "A",
+        "bbh_toy",
+        "Logic",
+        LETTERS4,
+        "A",
         # strict 1 1; lighteval 1, D (from "Done")
         ["Answer: A", "Answer: (A)\n\nDone"],
         # strict: a hedge is no answer, then 1; lighteval A (first letter after the anchor), 1
@@ -52,12 +55,27 @@ def _side(root: Path, side: int) -> None:
         responses, logged = (before, logged_before) if side == 0 else (after, logged_after)
         lines = []
         for i, (response, correct) in enumerate(zip(responses, logged, strict=True)):
-            doc = {"pf_question": f"{subtask} {i}?", "pf_options": options, "pf_gold": gold, "pf_format": "letter",
-                   "pf_subtask": subtask, "pf_category": category}
+            doc = {
+                "pf_question": f"{subtask} {i}?",
+                "pf_options": options,
+                "pf_gold": gold,
+                "pf_format": "letter",
+                "pf_subtask": subtask,
+                "pf_category": category,
+            }
             read = rescore(response, options, gold, "letter", "strict")
-            record = {"subtask": subtask, "benchmark": subtask.split("_")[0], "category": category, "variant": "chat",
-                      "k": 4.0, "n_options": 4, "answer": read.answer, "gold": gold, "status": read.status,
-                      "correct": correct}
+            record = {
+                "subtask": subtask,
+                "benchmark": subtask.split("_")[0],
+                "category": category,
+                "variant": "chat",
+                "k": 4.0,
+                "n_options": 4,
+                "answer": read.answer,
+                "gold": gold,
+                "status": read.status,
+                "correct": correct,
+            }
             lines.append(sample_line(i, None, doc=doc, record=record, response=response))
         tasks[f"postforget_{subtask}"] = lines
     write_run(root, tasks)
@@ -99,8 +117,20 @@ def test_side_by_side_figures_and_changed_items(scripted: tuple[Path, Path]) -> 
 
 def test_cli_comma_list_writes_the_comparison(scripted: tuple[Path, Path], tmp_path: Path) -> None:
     out = tmp_path / "out"
-    code = main_pair([str(scripted[0]), str(scripted[1]), "-o", str(out), "--rescore", "strict,lighteval",
-                      "--no-plot", "-q", "--jobs", "1"])
+    code = main_pair(
+        [
+            str(scripted[0]),
+            str(scripted[1]),
+            "-o",
+            str(out),
+            "--rescore",
+            "strict,lighteval",
+            "--no-plot",
+            "-q",
+            "--jobs",
+            "1",
+        ]
+    )
     assert code == 0
     table = pd.read_csv(out / "sensitivity.csv")
     assert table["changed_strict_vs_lighteval"].tolist() == [2, 2, 4]
@@ -113,8 +143,23 @@ def test_cli_comma_list_writes_the_comparison(scripted: tuple[Path, Path], tmp_p
 def test_cli_comparison_keeps_the_other_pairing_options(scripted: tuple[Path, Path], tmp_path: Path) -> None:
     """--chance-k and --no-analyses reach every scoring's pairing, as they reach a single pairing."""
     out = tmp_path / "out"
-    code = main_pair([str(scripted[0]), str(scripted[1]), "-o", str(out), "--rescore", "strict,lighteval",
-                      "--chance-k", "paper", "--no-analyses", "--no-plot", "-q", "--jobs", "1"])
+    code = main_pair(
+        [
+            str(scripted[0]),
+            str(scripted[1]),
+            "-o",
+            str(out),
+            "--rescore",
+            "strict,lighteval",
+            "--chance-k",
+            "paper",
+            "--no-analyses",
+            "--no-plot",
+            "-q",
+            "--jobs",
+            "1",
+        ]
+    )
     assert code == 0
     for scoring in ("logged", "strict", "lighteval"):
         options = json.loads((out / scoring / "summary.json").read_text(encoding="utf-8"))["options"]
@@ -131,24 +176,39 @@ def test_policy_lists_are_checked() -> None:
 
 
 def _constructed(before: list[int], after: list[int], logged: tuple[list[int], list[int]] | None) -> PairResult:
-    samples = pd.DataFrame({
-        "subtask": ["s", "s", "m"], "category": pd.Categorical(["Logic", "Logic", "Math"]), "doc_id": [0, 1, 0],
-        "seed": 0, "replicate": 0, "before": before, "after": after,
-    })
+    samples = pd.DataFrame(
+        {
+            "subtask": ["s", "s", "m"],
+            "category": pd.Categorical(["Logic", "Logic", "Math"]),
+            "doc_id": [0, 1, 0],
+            "seed": 0,
+            "replicate": 0,
+            "before": before,
+            "after": after,
+        }
+    )
     if logged:
         samples["correct_logged_before"], samples["correct_logged_after"] = logged
-    categories = pd.DataFrame({"category": ["Logic", "Math", "OVERALL", "Logic"], "average": ["macro"] * 3 + ["micro"],
-                               "F_true_mean": [0.1, 0.2, 0.15, 9.0], "BT_true_mean": [0.3, 0.4, 0.35, 9.0]})
+    categories = pd.DataFrame(
+        {
+            "category": ["Logic", "Math", "OVERALL", "Logic"],
+            "average": ["macro"] * 3 + ["micro"],
+            "F_true_mean": [0.1, 0.2, 0.15, 9.0],
+            "BT_true_mean": [0.3, 0.4, 0.35, 9.0],
+        }
+    )
     return PairResult(pd.DataFrame({"scored_by": ["x/1"]}), categories, samples, pd.DataFrame(), {})
 
 
 def test_summarise_counts_changes_on_either_side() -> None:
     logged = ([1, 0, 1], [1, 1, 0])
-    sens = summarise({
-        "logged": _constructed(*logged, None),
-        "strict": _constructed([1, 1, 1], [1, 1, 0], logged),  # item 1 before changed
-        "lighteval": _constructed([0, 1, 1], [1, 1, 1], logged),  # item 0 before, 1 before, Math after
-    })
+    sens = summarise(
+        {
+            "logged": _constructed(*logged, None),
+            "strict": _constructed([1, 1, 1], [1, 1, 0], logged),  # item 1 before changed
+            "lighteval": _constructed([0, 1, 1], [1, 1, 1], logged),  # item 0 before, 1 before, Math after
+        }
+    )
     table = sens.table.set_index("category")
     assert table.index.tolist() == ["Logic", "Math", "OVERALL"]
     assert table["F_true_strict"].tolist() == [0.1, 0.2, 0.15]  # macro rows only

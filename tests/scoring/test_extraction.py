@@ -118,11 +118,63 @@ def test_long_responses_are_fast(response: str) -> None:
 # ------------------------------------------------------------------------------ properties
 
 FRAGMENTS = [
-    "Answer:", "answer: ", "**Answer:** ", "Final Answer", "### ", "The answer is ", "the correct option is ",
-    "<think>", "</think>", "<thinking>", "\\boxed{", "\\text{", "}", "{", "(", ")", "[", "]", "$", "*", "**",
-    "```", "```python\n", "print(\"Answer: ", "\")", "\n", "\n\n", " ", ", ", " and ", " or ", ".", ":",
-    "A", "B", "C", "D", "E", "Z", "a", "b", "AC", "I", "7", "19", "-3", "seven", "=", "Question:",
-    "\nQuestion:", "\nReasoning:", "Paris", "there are ", "a total of ", "答案：", "e.g.", "<|im_end|>",
+    "Answer:",
+    "answer: ",
+    "**Answer:** ",
+    "Final Answer",
+    "### ",
+    "The answer is ",
+    "the correct option is ",
+    "<think>",
+    "</think>",
+    "<thinking>",
+    "\\boxed{",
+    "\\text{",
+    "}",
+    "{",
+    "(",
+    ")",
+    "[",
+    "]",
+    "$",
+    "*",
+    "**",
+    "```",
+    "```python\n",
+    'print("Answer: ',
+    '")',
+    "\n",
+    "\n\n",
+    " ",
+    ", ",
+    " and ",
+    " or ",
+    ".",
+    ":",
+    "A",
+    "B",
+    "C",
+    "D",
+    "E",
+    "Z",
+    "a",
+    "b",
+    "AC",
+    "I",
+    "7",
+    "19",
+    "-3",
+    "seven",
+    "=",
+    "Question:",
+    "\nQuestion:",
+    "\nReasoning:",
+    "Paris",
+    "there are ",
+    "a total of ",
+    "答案：",
+    "e.g.",
+    "<|im_end|>",
 ]
 fragment_text = st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join)
 # Reasoning that neither opens a think block nor invents a next question.
@@ -158,9 +210,7 @@ def _check_consistent(result: Extraction, options: list[str], answer_format: str
 
 @PROPERTY_SETTINGS
 @given(response=any_text, options=letter_options, answer_format=st.sampled_from(("letter", "letters")))
-def test_letter_formats_never_raise_and_are_consistent(
-    response: str, options: list[str], answer_format: str
-) -> None:
+def test_letter_formats_never_raise_and_are_consistent(response: str, options: list[str], answer_format: str) -> None:
     _check_consistent(extract_answer(response, options, answer_format), options, answer_format)
 
 
@@ -196,9 +246,7 @@ def test_unclosed_think_without_answer_line_is_unfinished(thought: str) -> None:
     letter=st.sampled_from("ABCDEFGabc"),
     answer_format=st.sampled_from(("letter", "letters")),
 )
-def test_final_answer_line_shortcut_agrees_with_rule_1(
-    prefix: str, line: str, letter: str, answer_format: str
-) -> None:
+def test_final_answer_line_shortcut_agrees_with_rule_1(prefix: str, line: str, letter: str, answer_format: str) -> None:
     """The prompted last line is read without a search; the search (rule 1) must read it the same way."""
     text = f"{prefix}\n{line.format(letter)}"
     item = extraction._item(CITIES, answer_format)

@@ -124,9 +124,42 @@ def test_object_counting_maps_counts_to_letters() -> None:
     assert score("Answer: A", COUNTS, "0", "number")[2] == 0
 
 
-FRAGMENTS = ["Answer:", "answer", "ANSWER: ", "Final answer", "final answer is ", " is ", "I hope", " I hope",
-             "The answer is ", "A", "B", "C", "D", "E", "(A)", "(B)", "(c)", "**", " ", "\n", "\n\n", ".", ",", ":",
-             ")", "x", "Done", "Berlin", "or ", "\t", "7", "<think>", "é", "İ"]
+FRAGMENTS = [
+    "Answer:",
+    "answer",
+    "ANSWER: ",
+    "Final answer",
+    "final answer is ",
+    " is ",
+    "I hope",
+    " I hope",
+    "The answer is ",
+    "A",
+    "B",
+    "C",
+    "D",
+    "E",
+    "(A)",
+    "(B)",
+    "(c)",
+    "**",
+    " ",
+    "\n",
+    "\n\n",
+    ".",
+    ",",
+    ":",
+    ")",
+    "x",
+    "Done",
+    "Berlin",
+    "or ",
+    "\t",
+    "7",
+    "<think>",
+    "é",
+    "İ",
+]
 
 
 @settings(max_examples=600, deadline=None)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from postforget_lmeval.cli import main
 from postforget_lmeval import pair
+from postforget_lmeval.cli import main
 from postforget_lmeval.pairing.results import PairingError
 from tests.helpers import paths
 from tests.helpers.lmeval_runs import ours, write_old_run, write_run

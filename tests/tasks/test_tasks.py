@@ -73,8 +73,18 @@ def test_generator_detects_a_hand_edit(tmp_path: Path) -> None:
 def test_catalog_matches_the_paper() -> None:
     counts = Counter(s.benchmark for s in suite())
     assert counts == {
-        "mmlu": 57, "bbh": 24, "gpqa": 1, "musr": 3, "arc": 2, "truthfulqa": 1, "hellaswag": 1,
-        "siqa": 1, "mctest": 1, "piqa": 1, "commonsenseqa": 1, "saladbench": 1,
+        "mmlu": 57,
+        "bbh": 24,
+        "gpqa": 1,
+        "musr": 3,
+        "arc": 2,
+        "truthfulqa": 1,
+        "hellaswag": 1,
+        "siqa": 1,
+        "mctest": 1,
+        "piqa": 1,
+        "commonsenseqa": 1,
+        "saladbench": 1,
     }
     assert set(counts) == set(BENCHMARKS)
     assert {s.category for s in suite()} == set(CATEGORIES)
@@ -89,7 +99,9 @@ def test_catalog_matches_the_paper() -> None:
 def test_lm_eval_cli_lists_every_task_and_group() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "lm_eval", "ls", "tasks", "--include_path", task_dir()],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     listed = {line.split("|")[1].strip() for line in out.splitlines() if line.startswith("|postforget")}
     expected = {s.task for s in SUBTASKS} | {s.base_task for s in suite()}
@@ -145,8 +157,10 @@ def test_prompts_render_the_papers_instruction(evaluated: dict[str, list[dict]])
     assert 'Question: "Which of the following is an example of a physical change?"' in prompt
     assert prompt.endswith("A) rusting\nB) melting\nC) burning")
     base = evaluated["postforget_arc_challenge_base"][1]["arguments"][0][0]
-    assert base.endswith("Question: Which of the following is an example of a physical change?\n"
-                         "A) rusting\nB) melting\nC) burning\nReasoning:")
+    assert base.endswith(
+        "Question: Which of the following is an example of a physical change?\n"
+        "A) rusting\nB) melting\nC) burning\nReasoning:"
+    )
     assert base.startswith("Question: A student leaves a sealed bag of ice on a table")
     assert base.count("\nAnswer: ") == 3  # three ARC-style exemplars
     mmlu_base = evaluated["postforget_mmlu_abstract_algebra_base"][0]["arguments"][0][0]
@@ -182,8 +196,10 @@ def test_shuffles_are_stable_and_not_answer_first(evaluated: dict[str, list[dict
     again.mkdir()
     tasks = write_overrides(again, ["truthfulqa_mc1", "gpqa_diamond"])
     out = lm_eval.simple_evaluate(
-        model=scripted_lm.ScriptedLM(fn="tests.helpers.taskfixtures:respond"), tasks=tasks,
-        task_manager=TaskManager(include_path=str(again), include_defaults=False), log_samples=True,
+        model=scripted_lm.ScriptedLM(fn="tests.helpers.taskfixtures:respond"),
+        tasks=tasks,
+        task_manager=TaskManager(include_path=str(again), include_defaults=False),
+        log_samples=True,
     )["samples"]
     for task in ("postforget_truthfulqa_mc1", "postforget_gpqa_diamond"):
         first = [s["doc"]["pf_options"] for s in evaluated[task]]
