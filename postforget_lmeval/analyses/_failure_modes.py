@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from postforget_lmeval.pairing import SIDES
 from postforget_lmeval.scoring.refusal import is_refusal
 
 MODES = ("wrong", "invalid", "no_answer", "cut", "refusal", "unknown")
@@ -199,7 +200,7 @@ def mode_counts(modes: pd.DataFrame, keys: pd.DataFrame) -> pd.DataFrame:
 def behaviour(samples: pd.DataFrame, keys: pd.DataFrame) -> pd.DataFrame:
     """One row per row of ``keys`` (subtask, seed as text): the share answered (answer-format adherence) and
     the median reply length, each side; NaN where the log does not say."""
-    sides = ("before", "after")
+    sides = SIDES
     frame = pd.DataFrame(
         {
             "subtask": samples["subtask"].astype(str).to_numpy(),

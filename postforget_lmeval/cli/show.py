@@ -17,6 +17,7 @@ import pandas as pd
 
 from postforget_lmeval import sources
 from postforget_lmeval.cli.console import consoles, escape, failed
+from postforget_lmeval.pairing import SIDES
 from postforget_lmeval.pairing.results import TRANSITIONS, PairingError
 from postforget_lmeval.pairing.run_plan import listing
 from postforget_lmeval.scoring import option_letter
@@ -143,7 +144,7 @@ def command(argv: Sequence[str]) -> int:
             + f"   [bold]after:[/] {escape(str(it['answer_after']))}"
             + (f" ({escape(str(it['status_after']))})" if it["status_after"] else "")
         )
-        for side in ("before", "after"):
+        for side in SIDES:
             if f"response_{side}" in it:
                 out.print(f"[dim]{side} response:[/] {escape(it[f'response_{side}'])}")
     return 0

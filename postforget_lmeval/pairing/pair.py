@@ -101,7 +101,7 @@ def pair_runs(
             if kept:
                 got.note(f"--chance-k paper: not sub-benchmarks of the paper, k stays per item: {listing(kept)}")
     names = {side: set(side_tables[side]["subtask"].cat.categories) for side in SIDES}
-    only = {side: sorted(names[side] - names[other]) for side, other in (("before", "after"), ("after", "before"))}
+    only = {side: sorted(names[side] - names[other]) for side, other in zip(SIDES, SIDES[::-1])}
     for side, missing in only.items():
         if missing:
             got.warnings.append(

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from postforget_lmeval import sources
+from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.pairing.results import PairResult
 from postforget_lmeval.report import paper
 from postforget_lmeval.report import paper_table as report
@@ -279,7 +280,7 @@ def pairs_html(wide: pd.DataFrame, long: pd.DataFrame, png: bytes | None, direct
     for metric, title in report.METRIC_TITLES.items():
         block = wide[wide["metric"] == metric].drop(columns="metric")
         blocks.append(f"<h3>{_e(title)}</h3>{table_html(block, total_last=True)}")
-    acc = long[(long["metric"] == "F_true") & (long["category"] == "OVERALL") & long["pair"].isin(directories)]
+    acc = long[(long["metric"] == "F_true") & (long["category"] == OVERALL) & long["pair"].isin(directories)]
     links = "".join(
         f"<li><b>{_e(r.pair)}</b>: accuracy {report.pct(r.acc_before)} → {report.pct(r.acc_after)} · "
         f'<a href="{_e(directories.get(r.pair, ""))}/report.html">report.html</a></li>'

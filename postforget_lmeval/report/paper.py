@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.pairing.results import PairingError, PairResult
 
 DIFFERENCES_DOC = "docs/paper-differences.md"
@@ -117,8 +118,8 @@ def comparison(result: PairResult, label: str) -> pd.DataFrame:
     rows = []
     for metric, ceiling in (("F_true", "F_max"), ("BT_true", "BT_max")):
         theirs = paper[paper["metric"] == metric].set_index("category")
-        names = {*map(str, ours.index), *map(str, theirs.index)} - {"OVERALL"}
-        for category in [*sorted(names), "OVERALL"]:
+        names = {*map(str, ours.index), *map(str, theirs.index)} - {OVERALL}
+        for category in [*sorted(names), OVERALL]:
             o = ours.loc[category] if category in ours.index else None
             t = theirs.loc[category] if category in theirs.index else None
             mean = 100 * _num(o[f"{metric}_mean"]) if o is not None else math.nan
@@ -160,8 +161,8 @@ def differences(result: PairResult, label: str) -> list[str]:
             "Chance k: counted per item here; the paper's code used its BBH table and k = 4 for every other "
             "benchmark (re-pair with --chance-k paper to compare like for like)."
         )
-    ours = set(result.categories["category"].astype(str)) - {"OVERALL"}
-    missing = sorted(set(figures().loc[figures()["pair"] == label, "category"]) - ours - {"OVERALL"})
+    ours = set(result.categories["category"].astype(str)) - {OVERALL}
+    missing = sorted(set(figures().loc[figures()["pair"] == label, "category"]) - ours - {OVERALL})
     out.append(
         "Overall: the paper's Total averages 10 categories (ARC fell into a hidden extra category, so its Logic "
         "row has no ARC); ours averages the categories present, ARC inside Logic"

@@ -18,6 +18,7 @@ import pandas as pd
 from rich.console import Console
 
 from postforget_lmeval.analyses import terminal_columns
+from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.pairing.results import PairResult
 from postforget_lmeval.report import paper
 from postforget_lmeval.report.analyses_md import analyses_markdown
@@ -61,13 +62,13 @@ def pct(x: float | None) -> str:
 
 
 def category_label(category: str) -> str:
-    return "Overall" if category == "OVERALL" else str(category)
+    return "Overall" if category == OVERALL else str(category)
 
 
 def category_order(categories: Iterable[str]) -> list[str]:
     """Categories sorted by name, OVERALL last (the order of categories.csv)."""
-    names = sorted({str(c) for c in categories} - {"OVERALL"})
-    return [*names, "OVERALL"] if "OVERALL" in set(map(str, categories)) else names
+    names = sorted({str(c) for c in categories} - {OVERALL})
+    return [*names, OVERALL] if OVERALL in set(map(str, categories)) else names
 
 
 def paper_table(result: PairResult, average: str = "macro") -> pd.DataFrame:

@@ -22,6 +22,8 @@ from typing import Any
 import pandas as pd
 
 from postforget_lmeval.api import pair
+from postforget_lmeval.metrics import OVERALL
+from postforget_lmeval.pairing import SIDES
 from postforget_lmeval.pairing.options import PairOptions
 from postforget_lmeval.pairing.results import PairingError, PairResult
 from postforget_lmeval.report.files import write_outputs
@@ -31,7 +33,6 @@ LOGGED = "logged"
 """The scoring each run logged (no rescoring)."""
 KEY = ["subtask", "doc_id", "seed", "replicate"]
 """What identifies one paired item in samples.parquet."""
-OVERALL = "OVERALL"
 
 
 @dataclass
@@ -82,7 +83,7 @@ def _correctness(result: PairResult, logged: bool = False) -> pd.DataFrame:
     """before/after correctness per paired item; ``logged`` takes the logged 0/1 where rescored."""
     samples = result.samples
     cols = {}
-    for side in ("before", "after"):
+    for side in SIDES:
         source = f"correct_logged_{side}" if logged and f"correct_logged_{side}" in samples else side
         cols[side] = samples[source].astype("int8")
     # plain strings: a categorical category column could not take the OVERALL row
