@@ -32,7 +32,7 @@ def pair(
     result = pair_runs(before, after, options, progress)
     analyses_started = time.perf_counter()
     if options.analyses:
-        annotate(result, item_loader(result.samples)[0])
+        annotate(result, item_loader(result.samples))
     result.summary["tables"] = sorted(result.tables)
     timing = result.summary["timing"]
     timing["analyses_seconds"] = round(time.perf_counter() - analyses_started, 3)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import pandas as pd
 
@@ -152,17 +152,12 @@ def pair_runs(
     return result
 
 
-def item_loader(
-    samples: pd.DataFrame,
-) -> tuple[Callable[[str, int], LoadedItem], Callable[[str, Sequence[int]], list[list[str] | None]]]:
-    """``load_item(file, locator)`` and ``load_responses(file, locators)`` over both sides' files of a
-    samples table, each file read back by the source that read it."""
+def item_loader(samples: pd.DataFrame) -> Callable[[str, int], LoadedItem]:
+    """``load_item(file, locator)`` over both sides' files of a samples table, each file read back by the
+    source that read it."""
     by_file: dict[str, Source] = {}
     for side in SIDES:
         files = samples[[f"file_{side}", f"source_{side}"]].dropna().drop_duplicates()
         for file, source in files.itertuples(index=False):
             by_file[str(file)] = sources.by_name(str(source))
-    return (
-        lambda file, locator: by_file[str(file)].load_item(str(file), int(locator)),
-        lambda file, locators: by_file[str(file)].load_responses(str(file), locators),
-    )
+    return lambda file, locator: by_file[str(file)].load_item(str(file), int(locator))

@@ -25,14 +25,13 @@ from postforget_lmeval.sources._base import (
     TaskRun,
     item_rows,
     item_table,
-    responses_one_by_one,
 )  # fmt: skip
 from postforget_lmeval.sources._lmeval_samples import AUTO_METRICS, doc_hash, option_letter
 
 __all__ = [
     "AUTO_METRICS", "FORMATS", "ITEM_COLUMNS", "UNREADABLE", "Discovery", "LoadedItem", "Problem", "Progress",
     "ReadRequest", "Rows", "RunRead", "Source", "TaskRun", "by_name", "detect", "doc_hash", "item_rows",
-    "item_table", "option_letter", "responses_one_by_one",
+    "item_table", "option_letter",
 ]  # fmt: skip
 
 FORMATS = ("lmeval", "lighteval")

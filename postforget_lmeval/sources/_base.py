@@ -156,19 +156,6 @@ UNREADABLE = (OSError, ValueError, KeyError, IndexError)
 """What reading an item back raises when its file is gone or has changed, or its line is cut or malformed."""
 
 
-def responses_one_by_one(
-    load_item: Callable[[str, int], LoadedItem], file: str, locators: Sequence[int]
-) -> list[list[str] | None]:
-    """:meth:`Source.load_responses` with ``load_item`` called per locator."""
-    out: list[list[str] | None] = []
-    for locator in locators:
-        try:
-            out.append(load_item(file, locator).responses)
-        except UNREADABLE:
-            out.append(None)
-    return out
-
-
 class Source(ABC):
     """One input format. Implementations are stateless; one instance serves both sides."""
 
@@ -187,21 +174,9 @@ class Source(ABC):
     def read(self, requests: Sequence[ReadRequest], jobs: int, progress: Progress | None) -> list[RunRead]:
         """One :class:`RunRead` per request, in order; ``jobs`` processes at most."""
 
-    def start(self, requests: Sequence[ReadRequest], jobs: int) -> Callable[[Progress | None], list[RunRead]]:
-        """Begin reading; the returned call reads and returns what :meth:`read` would."""
-        return lambda progress: self.read(requests, jobs, progress)
-
     @abstractmethod
     def load_item(self, file: str, locator: int) -> LoadedItem:
         """The item stored at ``locator`` of ``file`` (a ``file``/``locator`` pair of the item table)."""
-
-    def load_responses(self, file: str, locators: Sequence[int]) -> list[list[str] | None]:
-        """``load_item(file, locator).responses`` per locator, None where that raises :data:`UNREADABLE`.
-
-        The failure modes read back many replies, a few per file: a source may open each file once for
-        all of them (lm-eval does); by default each item is loaded on its own.
-        """
-        return responses_one_by_one(self.load_item, file, locators)
 
 
 _NUMERIC = {"doc_id": "int64", "replicate": "int32", "correct": "int8", "k": "float64", "locator": "int64",

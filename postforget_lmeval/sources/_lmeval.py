@@ -17,7 +17,6 @@ import orjson
 
 from postforget_lmeval.sources import _lmeval_runs
 from postforget_lmeval.sources._base import (
-    UNREADABLE,
     Discovery,
     LoadedItem,
     Problem,
@@ -193,22 +192,6 @@ class LmEvalSource(Source):
     def load_item(self, file: str, locator: int) -> LoadedItem:
         with open(file, "rb") as f:
             return loaded_item(_sample_at(f, int(locator), _array(f)))
-
-    def load_responses(self, file: str, locators: Sequence[int]) -> list[list[str] | None]:
-        """The responses of many items of one file, the file opened (and a JSON-array log parsed) once."""
-        try:
-            with open(file, "rb") as f:
-                array = _array(f)
-                return [_responses_at(f, int(locator), array) for locator in locators]
-        except UNREADABLE:
-            return [None] * len(locators)
-
-
-def _responses_at(f: BinaryIO, locator: int, array: list[Any] | None) -> list[str] | None:
-    try:
-        return loaded_item(_sample_at(f, locator, array)).responses
-    except UNREADABLE:
-        return None
 
 
 SOURCE = LmEvalSource()

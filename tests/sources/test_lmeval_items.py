@@ -1,5 +1,4 @@
-"""Items read back by their locator: ``load_item`` (one in full) and ``load_responses`` (the replies of many
-items of one file, exactly ``load_item(...).responses``). Checked on every line of the real logs beside the
+"""Items read back by their locator with ``load_item``. Checked on every line of the real logs beside the
 checkout, of the fixtures' writers (generative, ordinary, log-likelihood, repeats, 0.4.0-0.4.2 arrays), on
 replies that look like the line's keys, cut lines and locators that point nowhere.
 """
@@ -15,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from postforget_lmeval.sources import UNREADABLE, ReadRequest, by_name
+from postforget_lmeval.sources import UNREADABLE, by_name
 from tests.helpers import paths
 from tests.helpers.lmeval_runs import LONG_RESPONSE, ordinary, ours, pf_record, sample_line, write_old_run
 
@@ -61,11 +60,8 @@ def _locators(path: Path) -> list[int]:
 
 
 def _check(path: Path, extra: list[int] = ()) -> list[list[str] | None]:
-    """load_responses over every locator of ``path`` (and ``extra``) against load_item, item by item."""
-    locators = _locators(path) + list(extra)
-    got = SOURCE.load_responses(str(path), locators)
-    assert got == [_expected(path, loc) for loc in locators]
-    return got
+    """The responses read back at every locator of ``path`` (and ``extra``), None where unreadable."""
+    return [_expected(path, loc) for loc in _locators(path) + list(extra)]
 
 
 def _repeats(line: str, replies: list[str]) -> str:
@@ -136,10 +132,10 @@ def test_cut_last_line_and_locators_that_point_nowhere(tmp_path):
     path.write_bytes(whole)
     nowhere = [-1, 1, 40, last - 1, last + 5, len(whole), len(whole) + 10, 10**12]
     assert _check(path, extra=nowhere)[3:] == [None] * len(nowhere)
-    assert SOURCE.load_responses(str(tmp_path / "missing.jsonl"), [0, 5]) == [None, None]
+    assert _expected(tmp_path / "missing.jsonl", 0) is None
     empty = tmp_path / "samples_empty.jsonl"
     empty.write_bytes(b"")
-    assert SOURCE.load_responses(str(empty), [0]) == [None] == [_expected(empty, 0)]
+    assert _expected(empty, 0) is None
 
 
 def test_a_line_longer_than_one_read(tmp_path):
@@ -167,14 +163,4 @@ def test_any_reply_reads_back_as_load_item_reads_it(response: str, ours_: bool):
     with tempfile.TemporaryDirectory() as tmp:
         path = _write(Path(tmp) / "samples_x.jsonl", [sample_line(0, 1.0), line, line])
         offset = len(sample_line(0, 1.0).encode())
-        assert SOURCE.load_responses(str(path), [offset, 0]) == [[response], _expected(path, 0)]
-
-
-@pytest.mark.parametrize("version", ("v0_10", "v0_13"))
-def test_the_default_reads_item_by_item(version):
-    """A source without its own load_responses (LightEval) gives load_item's responses, None where unreadable."""
-    run = LIGHTEVAL.find_runs(LIGHTEVAL_FIXTURES / version / "before").task_runs[0]
-    items = LIGHTEVAL.read([ReadRequest(run, None, None)], 1, None)[0].items
-    file, locators = str(items["file"].iloc[0]), [int(x) for x in items["locator"]]
-    got = LIGHTEVAL.load_responses(file, [*locators, 10**6])
-    assert got[:-1] == [LIGHTEVAL.load_item(file, loc).responses for loc in locators] and got[-1] is None
+        assert _expected(path, offset) == [response]
