@@ -79,19 +79,21 @@ def summary(
 def _per_subtask(joined: pd.DataFrame, duplicates: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
     """Per sub-benchmark (sorted): its category, tasks and counts of paired and unpaired items."""
     counts = joined.groupby(["subtask", "_merge"], observed=False).size().unstack("_merge", fill_value=0)
-    category = joined.dropna(subset=["category"]).groupby("subtask", sort=False)["category"].first()
-    out = {}
-    for subtask in sorted(joined["subtask"].unique()):
-        rows = joined[joined["subtask"] == subtask]
-        n = counts.loc[subtask]
-        out[subtask] = {
+    groups = joined.groupby("subtask", sort=True)
+    category = groups["category"].first()
+    tasks = {
+        side: groups[f"task_{side}"].agg(lambda t: sorted(t.dropna().astype(str).unique())) for side in SIDES
+    }  # fmt: skip
+    return {
+        subtask: {
             "category": category[subtask],
-            "tasks_before": sorted(rows["task_before"].dropna().astype(str).unique()),
-            "tasks_after": sorted(rows["task_after"].dropna().astype(str).unique()),
-            "paired": int(n["both"]),
-            "unpaired_before": int(n["left_only"]),
-            "unpaired_after": int(n["right_only"]),
+            "tasks_before": tasks["before"][subtask],
+            "tasks_after": tasks["after"][subtask],
+            "paired": int(counts.loc[subtask, "both"]),
+            "unpaired_before": int(counts.loc[subtask, "left_only"]),
+            "unpaired_after": int(counts.loc[subtask, "right_only"]),
             "duplicates_before": duplicates["before"].get(subtask, 0),
             "duplicates_after": duplicates["after"].get(subtask, 0),
         }
-    return out
+        for subtask in category.index
+    }

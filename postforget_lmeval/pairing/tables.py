@@ -20,40 +20,54 @@ FIRSTS = ["category", "seed_before", "seed_after", "replicate", "task_before", "
 def subtask_rows(paired: pd.DataFrame, joined: pd.DataFrame) -> pd.DataFrame:
     """The paper's metrics (Harmon et al., 2026, §2) per (sub-benchmark, seed label), with the counts of
     unanswered and unpaired items."""
-    rows, index, firsts = [], [], []
-    for key, group in paired.groupby(["subtask", "seed"], sort=True):
-        k = group["k"].to_numpy(dtype=float)
-        row = metrics.transition_metrics(group["before"], group["after"], None if np.isnan(k).all() else k)
-        for side in SIDES:
-            status = group[f"status_{side}"]
-            logged = status.notna()
-            row[f"unanswered_{side}"] = int((logged & (status != "answered")).sum()) if logged.any() else np.nan
-        rows.append(row)
-        firsts.append(group.iloc[0][FIRSTS])
-        index.append(key)
-    out = pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(index, names=["subtask", "seed"]))
-    unpaired = joined[joined["_merge"] != "both"].groupby(["subtask", "seed", "_merge"], observed=True).size()
+    keys = ["subtask", "seed"]
+    before, after = (metrics.binary(paired[side].to_numpy(), side, 1) for side in SIDES)
+    flags = {"n_11": before & after, "n_10": before & ~after, "n_01": ~before & after, "n_00": ~before & ~after}
+    for side in SIDES:
+        status = paired[f"status_{side}"]
+        flags[f"logged_{side}"] = status.notna().to_numpy()
+        flags[f"unanswered_{side}"] = (status.notna() & (status != "answered")).to_numpy()
+    counts = pd.DataFrame(flags).groupby([paired[key].to_numpy() for key in keys], sort=True).sum()
+    groups = paired.groupby(keys, sort=True)
+    k_eff = groups["k"].agg(lambda k: metrics.k_eff(None if k.isna().all() else k.to_numpy(dtype=float)))
+    out = pd.DataFrame(
+        [
+            metrics.counts_metrics(int(c.n_11), int(c.n_10), int(c.n_01), int(c.n_00), keff)
+            for c, keff in zip(counts.itertuples(), k_eff.tolist())
+        ],
+        index=k_eff.index,
+    )
+    for side in SIDES:
+        logged = counts[f"logged_{side}"].to_numpy() > 0
+        out[f"unanswered_{side}"] = counts[f"unanswered_{side}"].to_numpy().astype(np.int64)
+        out[f"unanswered_{side}"] = out[f"unanswered_{side}"].where(logged)
+    unpaired = joined[joined["_merge"] != "both"].groupby([*keys, "_merge"], observed=True).size()
     for side, flag in (("before", "left_only"), ("after", "right_only")):
-        counts = unpaired.xs(flag, level="_merge") if flag in unpaired.index.get_level_values("_merge") else None
-        out[f"n_unpaired_{side}"] = 0 if counts is None else counts.reindex(out.index).fillna(0).astype(int)
-    out = out.join(pd.DataFrame(firsts, index=out.index)).reset_index()
+        found = flag in unpaired.index.get_level_values("_merge")
+        n = unpaired.xs(flag, level="_merge").reindex(out.index).fillna(0).astype(int) if found else 0
+        out[f"n_unpaired_{side}"] = n
+    out = out.join(groups[FIRSTS].first()).reset_index()
     return out[[*SUBTASK_COLUMNS, *(c for c in out.columns if c not in SUBTASK_COLUMNS)]]
 
 
 def agreement(paired: pd.DataFrame) -> pd.DataFrame:
     """The paper's stricter variant over all matched seeds, on the items paired under every one of them."""
+    wide = paired.pivot(index=["subtask", "doc_id"], columns="seed", values=["before", "after"])  # sorted
+    ks = paired.groupby(["subtask", "doc_id"])["k"].first()  # an item's first known k
     rows = []
-    for subtask, group in paired.groupby("subtask", sort=True):
-        before = group.pivot(index="doc_id", columns="seed", values="before")  # items x seeds, both sorted
-        if before.shape[1] < 2:
+    for subtask, block in wide.groupby(level="subtask", sort=True):
+        seeds = block["before"].columns[block["before"].notna().any(axis=0)]  # this sub-benchmark's seeds
+        if len(seeds) < 2:
             continue
-        after = group.pivot(index="doc_id", columns="seed", values="after")
-        complete = before.notna().all(axis=1) & after.notna().all(axis=1)
-        k = group.groupby("doc_id")["k"].first().reindex(before.index)[complete].to_numpy(dtype=float)
-        row = {"subtask": subtask, "seeds": ",".join(map(str, before.columns))}
-        row.update(metrics.seed_agreement_metrics(
-            before[complete].to_numpy(), after[complete].to_numpy(), k=None if np.isnan(k).all() else k
-        ))  # fmt: skip
+        before, after = block["before"][seeds], block["after"][seeds]
+        complete = (before.notna().all(axis=1) & after.notna().all(axis=1)).to_numpy()
+        k = ks.loc[block.index].to_numpy(dtype=float)[complete]
+        row = {"subtask": subtask, "seeds": ",".join(map(str, seeds))}
+        row.update(
+            metrics.seed_agreement_metrics(
+                before.to_numpy()[complete], after.to_numpy()[complete], k=None if np.isnan(k).all() else k
+            )
+        )
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -159,7 +159,7 @@ def test_real_lm_eval_runs_pair_to_the_logged_counts(runs, capsys):
     summary = json.loads((out / "summary.json").read_text())
     assert {r["filter"] for r in summary["runs"]["before"]} == {"none", "strict-match"}
     assert summary["runs"]["before"][0]["seed_source"] == "model_args seed"
-    assert summary["runs"]["before"][0]["bytes"] > 0 and all(r["slow_path"] == 0 for r in summary["runs"]["before"])
+    assert summary["runs"]["before"][0]["bytes"] > 0
     assert "using 'strict-match'" in capsys.readouterr().err
 
     flexible = tmp / "paired_flexible"
