@@ -81,14 +81,16 @@ def _per_subtask(joined: pd.DataFrame, duplicates: dict[str, dict[str, int]]) ->
     counts = joined.groupby(["subtask", "_merge"], observed=False).size().unstack("_merge", fill_value=0)
     groups = joined.groupby("subtask", sort=True)
     category = groups["category"].first()
-    tasks = {
-        side: groups[f"task_{side}"].agg(lambda t: sorted(t.dropna().astype(str).unique())) for side in SIDES
-    }  # fmt: skip
+    tasks = {side: defaultdict(list) for side in SIDES}
+    for side in SIDES:
+        pairs = joined[["subtask", f"task_{side}"]].dropna().drop_duplicates()
+        for subtask, task in zip(pairs["subtask"].tolist(), pairs[f"task_{side}"].astype(str).tolist()):
+            tasks[side][subtask].append(task)
     return {
         subtask: {
             "category": category[subtask],
-            "tasks_before": tasks["before"][subtask],
-            "tasks_after": tasks["after"][subtask],
+            "tasks_before": sorted(set(tasks["before"][subtask])),
+            "tasks_after": sorted(set(tasks["after"][subtask])),
             "paired": int(counts.loc[subtask, "both"]),
             "unpaired_before": int(counts.loc[subtask, "left_only"]),
             "unpaired_after": int(counts.loc[subtask, "right_only"]),

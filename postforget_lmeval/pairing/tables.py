@@ -53,21 +53,21 @@ def subtask_rows(paired: pd.DataFrame, joined: pd.DataFrame) -> pd.DataFrame:
 def agreement(paired: pd.DataFrame) -> pd.DataFrame:
     """The paper's stricter variant over all matched seeds, on the items paired under every one of them."""
     wide = paired.pivot(index=["subtask", "doc_id"], columns="seed", values=["before", "after"])  # sorted
-    ks = paired.groupby(["subtask", "doc_id"])["k"].first()  # an item's first known k
+    k = paired.groupby(["subtask", "doc_id"])["k"].first().reindex(wide.index).to_numpy(dtype=float)  # first known
+    seeds = wide["before"].columns.to_numpy()
+    before, after = wide["before"].to_numpy(dtype=float), wide["after"].to_numpy(dtype=float)
+    names, starts = np.unique(wide.index.get_level_values("subtask").to_numpy(), return_index=True)
     rows = []
-    for subtask, block in wide.groupby(level="subtask", sort=True):
-        seeds = block["before"].columns[block["before"].notna().any(axis=0)]  # this sub-benchmark's seeds
-        if len(seeds) < 2:
+    for subtask, start, end in zip(names, starts, [*starts[1:], len(wide)]):
+        b, a, ks = before[start:end], after[start:end], k[start:end]
+        present = ~np.isnan(b).all(axis=0)  # this sub-benchmark's seeds
+        if present.sum() < 2:
             continue
-        before, after = block["before"][seeds], block["after"][seeds]
-        complete = (before.notna().all(axis=1) & after.notna().all(axis=1)).to_numpy()
-        k = ks.loc[block.index].to_numpy(dtype=float)[complete]
-        row = {"subtask": subtask, "seeds": ",".join(map(str, seeds))}
-        row.update(
-            metrics.seed_agreement_metrics(
-                before.to_numpy()[complete], after.to_numpy()[complete], k=None if np.isnan(k).all() else k
-            )
-        )
+        b, a = b[:, present], a[:, present]
+        complete = ~(np.isnan(b).any(axis=1) | np.isnan(a).any(axis=1))
+        row = {"subtask": subtask, "seeds": ",".join(map(str, seeds[present]))}
+        ks = ks[complete]
+        row.update(metrics.seed_agreement_metrics(b[complete], a[complete], k=None if np.isnan(ks).all() else ks))
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -42,8 +42,10 @@ CUES: tuple[str, ...] = (
 searched with the phrases, which is slow on the long unpunctuated traces of replies without an answer."""
 
 _PATTERN = re.compile("|".join(f"(?:{p})" for p in PHRASES))
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE_END = re.compile(r"[.!?]\s+|\n+")
+"""Where a sentence ends: its closing punctuation (kept with the sentence) and the space after, or new lines."""
 _THINK_END = "</think>"
+_TAIL = 2000  # characters of a reply's end searched first for its last sentence
 
 
 def visible_text(reply: str) -> str:
@@ -52,11 +54,24 @@ def visible_text(reply: str) -> str:
 
 
 def edge_sentences(text: str) -> list[str]:
-    """The first and the last non-empty sentence of ``text`` (one sentence if there is only one)."""
-    sentences = _SENTENCE_END.split(text.strip())
-    if len(sentences) == 1:
-        return [sentences[0]] if sentences[0] else []
-    return [sentences[0].strip(), sentences[-1].strip()]
+    """The first and the last non-empty sentence of ``text`` (one sentence if there is only one).
+
+    The last sentence starts after the last sentence end; that end is looked for in the text's tail
+    first, a longer tail only where a shorter one holds none, since a long reasoning trace is not read.
+    """
+    text = text.strip()
+    first = _SENTENCE_END.search(text)
+    if first is None:
+        return [text] if text else []
+    last, tail = first.end(), _TAIL
+    while True:
+        start = max(first.end(), len(text) - tail)
+        for match in _SENTENCE_END.finditer(text, start):
+            last = match.end()
+        if last > first.end() or start == first.end():
+            closing = text[first.start()] in ".!?"  # the first sentence keeps its full stop
+            return [text[: first.start() + closing].strip(), text[last:].strip()]
+        tail *= 4
 
 
 def is_refusal(reply: str) -> bool:
