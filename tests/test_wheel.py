@@ -58,6 +58,7 @@ def test_wheel_ships_every_task_file_and_lm_eval_lists_the_suite(tmp_path: Path)
     names = set(zipfile.ZipFile(wheel).namelist())
     shipped = {n.removeprefix("postforget_lmeval/task_configs/") for n in names if "/task_configs/" in n}
     assert set(render()) | {"utils.py"} <= shipped
+    assert "postforget_lmeval/report/paper_figures.csv" in names
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt")))
     assert b"postforget-pair" in entry_points and b"postforget =" in entry_points
 

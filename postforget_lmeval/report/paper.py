@@ -1,6 +1,6 @@
 """The paper's published figures, its chance-k policy, and the comparison of a user's pair with the paper's row.
 
-``data/paper_figures.csv`` (package data; its header names the sources: the paper's Appendix E
+``paper_figures.csv`` beside this module (package data; its header names the sources: the paper's Appendix E
 Tables 2-35, the project website's full-precision values, the model ids of each pair) holds one row
 per (pair, category, metric). A pairing is compared with a paper pair when the user names it
 (``--paper-pair LABEL``, kept in ``summary["paper_pair"]``) or when the model names logged in the
@@ -29,7 +29,7 @@ DIFFERENCES_DOC = "docs/paper-differences.md"
 def figures() -> pd.DataFrame:
     """Every published figure: pair, group, before_model, after_model, category, metric, mean_pct,
     std_pct, ceiling_pct (Appendix E cells, %), value_full (website, fraction), table."""
-    with resources.files("postforget_lmeval").joinpath("data/paper_figures.csv").open(encoding="utf-8") as f:
+    with resources.files("postforget_lmeval.report").joinpath("paper_figures.csv").open(encoding="utf-8") as f:
         return pd.read_csv(f, comment="#", dtype={"table": "Int64"})
 
 
