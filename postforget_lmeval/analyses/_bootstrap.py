@@ -72,32 +72,36 @@ def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd
         {"category": str, "subtask": str, "seed": str}
     )
     items["code"] = 2 * samples["before"].to_numpy(dtype=int) + samples["after"].to_numpy(dtype=int)
-    parts = []
-    for (category, subtask), of in items.groupby(["category", "subtask"], sort=True):
-        codes = of.drop_duplicates(["doc_id", "seed"]).pivot(index="doc_id", columns="seed", values="code")
-        k = of.groupby("doc_id")["k"].first().reindex(codes.index).to_numpy(dtype=float)  # the first k logged
+    items = items.drop_duplicates(["category", "subtask", "doc_id", "seed"])
+    keys = ["category", "subtask", "doc_id"]
+    wide = items.pivot(index=keys, columns="seed", values="code")  # items x seeds, both sorted
+    ks = items.groupby(keys)["k"].first().reindex(wide.index).to_numpy(dtype=float)  # the first k logged
+    all_codes, seeds = wide.to_numpy(dtype=float), wide.columns.to_numpy()
+    blocks = wide.index.droplevel("doc_id")
+    starts = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1]])
+    out: dict[str, list[np.ndarray]] = {c: [] for c in ("category", "subtask", "seed", "replicate", *RATES)}
+    for start, end in zip(starts, [*starts[1:], len(wide)]):
+        codes, k = all_codes[start:end], ks[start:end]
+        present = ~np.isnan(codes).all(axis=0)  # this sub-benchmark's seeds
+        codes = codes[:, present]
         if not np.all(np.isfinite(k) & (k > 1)):
             k = np.full(len(k), np.nan)  # no chance baseline in any replicate: k then splits no cell
         # items of equal transitions and k are interchangeable: a replicate counts the items of each cell
-        items_wide = np.nan_to_num(np.column_stack([codes.to_numpy(dtype=float), k]), nan=-1.0)
+        items_wide = np.nan_to_num(np.column_stack([codes, k]), nan=-1.0)
         cells, cell = np.unique(items_wide, axis=0, return_inverse=True)
         cells[cells == -1.0] = np.nan
         rates = _rates(_weights(rng, cell.ravel(), n_boot), cells[:, :-1], cells[:, -1])
-        for s, seed_name in enumerate(codes.columns):
-            parts.append(
-                pd.DataFrame(
-                    {
-                        "category": category,
-                        "subtask": subtask,
-                        "seed": seed_name,
-                        "replicate": np.arange(-1, n_boot),
-                        **{r: rates[r][:, s] for r in RATES},
-                    }
-                )
-            )
-    if not parts:
+        category, subtask = blocks[start]
+        for s, seed_name in enumerate(seeds[present]):
+            out["category"].append(np.full(n_boot + 1, category, dtype=object))
+            out["subtask"].append(np.full(n_boot + 1, subtask, dtype=object))
+            out["seed"].append(np.full(n_boot + 1, seed_name, dtype=object))
+            out["replicate"].append(np.arange(-1, n_boot))
+            for r in RATES:
+                out[r].append(rates[r][:, s])
+    if not out["replicate"]:
         return pd.DataFrame(columns=["category", "subtask", "seed", "replicate", *RATES])
-    return pd.concat(parts, ignore_index=True)
+    return pd.DataFrame({c: np.concatenate(v) for c, v in out.items()})
 
 
 def _bounds(values: pd.DataFrame, keys: list[str], level: float) -> pd.DataFrame:
