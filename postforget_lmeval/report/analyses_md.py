@@ -7,6 +7,7 @@ import math
 import pandas as pd
 
 from postforget_lmeval.pairing.results import PairResult
+from postforget_lmeval.report.markdown import markdown_table
 
 _TOP = 15  # rows listed in the per-sub-benchmark tables
 
@@ -20,8 +21,7 @@ def _num(x: object, fmt: str = ".0f") -> str:
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return out + ["| " + " | ".join(r) + " |" for r in rows]
+    return markdown_table(header, rows).split("\n")
 
 
 def _macro(result: PairResult) -> pd.DataFrame:

@@ -27,6 +27,7 @@ from postforget_lmeval.report import html as report_html
 from postforget_lmeval.report import paper, plots
 from postforget_lmeval.report import paper_table as report
 from postforget_lmeval.report.files import atomic_write, write_outputs
+from postforget_lmeval.report.markdown import markdown_table
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,7 @@ def table_markdown(wide: pd.DataFrame) -> str:
     parts = ["# Forgetting and backward transfer across pairs", "", report.LEGEND, ""]
     for metric, title in report.METRIC_TITLES.items():
         block = wide[wide["metric"] == metric].drop(columns="metric")
-        parts += [f"## {title}", "", report.markdown_table(list(block.columns), block.astype(str).values.tolist()), ""]
+        parts += [f"## {title}", "", markdown_table(list(block.columns), block.astype(str).values.tolist()), ""]
     return "\n".join(parts)
 
 

@@ -22,6 +22,7 @@ from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.pairing.results import PairResult
 from postforget_lmeval.report import paper
 from postforget_lmeval.report.analyses_md import analyses_markdown
+from postforget_lmeval.report.markdown import markdown_table
 
 if TYPE_CHECKING:  # rich.table is imported where a terminal table is drawn, not for writing files
     from rich.table import Table
@@ -135,12 +136,6 @@ def rich_table(result: PairResult, average: str = "macro") -> Table:
         frame["F lost to format"] = [pct(v) for v in extra["format"]]
         frame["signif. rows"] = extra["significant"].fillna("–").to_numpy()
     return frame_rich(frame, f"Chance-adjusted forgetting and backward transfer, % ({label}); (…) = ceiling")
-
-
-def markdown_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def frame_markdown(frame: pd.DataFrame) -> str:

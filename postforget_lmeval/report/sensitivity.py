@@ -27,6 +27,7 @@ from postforget_lmeval.pairing import SIDES
 from postforget_lmeval.pairing.options import PairOptions
 from postforget_lmeval.pairing.results import PairingError, PairResult
 from postforget_lmeval.report.files import write_outputs
+from postforget_lmeval.report.markdown import markdown_table
 from postforget_lmeval.scoring.rescoring import POLICIES
 
 LOGGED = "logged"
@@ -136,13 +137,12 @@ def markdown(sens: Sensitivity) -> str:
         "",
     ]
     lines += [f"- {s}: {sens.scored_by.get(s) or 'as logged'}" for s in scorings] + [""]
-    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for _, row in sens.table.iterrows():
         figures = [row[f"{m}_{s}"] for m in ("F_true", "BT_true") for s in scorings]
         cells = [str(row["category"]), *(f"{100 * v:.1f}" if pd.notna(v) else "" for v in figures)]
-        cells += [str(int(row[c])) if pd.notna(row[c]) else "" for c in counts]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        rows.append(cells + [str(int(row[c])) if pd.notna(row[c]) else "" for c in counts])
+    return "\n".join([*lines, markdown_table(head, rows)]) + "\n"
 
 
 def write(sens: Sensitivity, out_dir: str | os.PathLike[str], plot: bool = True) -> list[Path]:
