@@ -145,9 +145,10 @@ def pair_runs(
         summary={}, warnings=got.warnings, notes=got.notes,
     )  # fmt: skip
     result.summary = provenance.summary(
-        read.roots, {s: read.srcs[s].name for s in SIDES}, options, got, seed_report, joined, subtasks, only,
-        duplicates, scored[0] if len(scored) == 1 else "; ".join(scored),
-        {"read_seconds": read_seconds, "total_seconds": time.perf_counter() - started},
+        roots=read.roots, formats={s: read.srcs[s].name for s in SIDES}, options=options, got=got,
+        seed_report=seed_report, joined=joined, subtasks=subtasks, only=only, duplicates=duplicates,
+        scored_by=scored[0] if len(scored) == 1 else "; ".join(scored),
+        timing={"read_seconds": read_seconds, "total_seconds": time.perf_counter() - started},
     )  # fmt: skip
     return result
 

@@ -14,6 +14,7 @@ from postforget_lmeval.pairing.run_plan import SIDES, Collected
 
 
 def summary(
+    *,
     roots: dict[str, Any],
     formats: dict[str, str],
     options: PairOptions,
