@@ -111,3 +111,12 @@ def test_bootstrap_interval_covers_the_true_value_at_about_the_nominal_rate() ->
     cover_bt = ((per_row["BT_true_lo"] <= true_bt) & (true_bt <= per_row["BT_true_hi"])).mean()
     assert 0.90 <= cover_f <= 0.99
     assert 0.90 <= cover_bt <= 0.99
+
+
+def test_mcnemar_equals_scipys_exact_binomial_test_on_a_grid() -> None:
+    from scipy import stats
+
+    grid = [(a, b) for a in range(0, 41) for b in range(0, 41)]
+    got = mcnemar_p(np.array([a for a, _ in grid]), np.array([b for _, b in grid]))
+    want = [stats.binomtest(a, a + b, 0.5).pvalue if a + b else 1.0 for a, b in grid]
+    assert got.tolist() == pytest.approx(want, rel=1e-9)
