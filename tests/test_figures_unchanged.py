@@ -31,8 +31,18 @@ GOLDEN = paths.TESTS / "golden"
 LOGS = paths.REFERENCE / "lmeval_logs"
 LIGHTEVAL = paths.FIXTURES / "lighteval"
 
-# Columns whose values may change with the restructuring: the bootstrap's interval bounds (a new drawing).
-VOLATILE_COLUMNS = ("_lo", "_hi")
+# Columns whose values may change with the restructuring: the bootstrap's interval bounds (a new drawing), and
+# reply lengths, now decoded characters where they were the bytes of the logged JSON string.
+VOLATILE_COLUMNS = (
+    "_lo",
+    "_hi",
+    "response_chars_before",
+    "response_chars_after",
+    "median_chars_before",
+    "median_chars_after",
+    "median_chars_before_mean",
+    "median_chars_after_mean",
+)
 VOLATILE_SUMMARY = {"timing", "inputs", "output", "version", "created", "elapsed_s", "jobs"}
 # summary.json keys that only described the removed speed machinery (how many lines took the scanner's slow path)
 REMOVED_SUMMARY = {"slow_path"}
@@ -171,9 +181,9 @@ def _golden(name: str) -> dict[str, Any]:
     tables: dict[str, Any] = {}
     for path in sorted((GOLDEN / name).iterdir()):
         if path.suffix == ".csv":
-            tables[path.name] = pd.read_csv(path, keep_default_na=False, na_values=[""])
+            tables[path.name] = _frame(pd.read_csv(path, keep_default_na=False, na_values=[""]), [])
         elif path.suffix == ".parquet":
-            tables[path.name] = pd.read_parquet(path)
+            tables[path.name] = _frame(pd.read_parquet(path), [])
         else:
             tables[path.name] = _strip_paths(json.loads(path.read_text(encoding="utf-8")), [])
     return tables

@@ -82,10 +82,9 @@ def _scored_text(sample: dict[str, Any], rep: int) -> str | None:
 
 
 def _logged_chars(sample: dict[str, Any], rep: int) -> float:
-    """Length of replicate ``rep``'s generation as logged: the bytes of its JSON string between the quotes
-    (UTF-8, escapes counted as written); NaN when the sample logs no generated text."""
+    """Length of replicate ``rep``'s generation in characters; NaN when the sample logs no generated text."""
     text = _nth_text(sample.get("resps"), rep)
-    return math.nan if text is None else float(len(orjson.dumps(text)) - 2)
+    return math.nan if text is None else float(len(text))
 
 
 def _binary(value: Any) -> int | None:
