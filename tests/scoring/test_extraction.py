@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -104,15 +103,12 @@ def test_option_text_shared_by_two_options_is_not_an_answer() -> None:
     ],
     ids=["prose", "markers", "statements", "boxes", "parens", "letters", "lines", "fences", "think", "count"],
 )
-def test_long_responses_are_fast(response: str) -> None:
+def test_long_pathological_responses_are_read(response: str) -> None:
+    """Replies built to make a regex backtrack are read like any other (their speed is make bench's concern)."""
     for answer_format in FORMATS:
         options = [str(i) for i in range(19)] if answer_format == "number" else ["w", "x", "y", "z"]
-        extract_answer(response, options, answer_format)  # warm up
-        start = time.perf_counter()
-        for _ in range(10):
-            extract_answer(response, options, answer_format)
-        # About 0.1-1 ms each on a laptop; the bound only catches super-linear behaviour.
-        assert (time.perf_counter() - start) / 10 < 0.02
+        found = extract_answer(response, options, answer_format)
+        assert found.status in ("answered", "invalid", "no_answer", "unfinished")
 
 
 # ------------------------------------------------------------------------------ properties
