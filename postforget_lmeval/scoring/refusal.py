@@ -45,7 +45,7 @@ _PATTERN = re.compile("|".join(f"(?:{p})" for p in PHRASES))
 _SENTENCE_END = re.compile(r"[.!?]\s+|\n+")
 """Where a sentence ends: its closing punctuation (kept with the sentence) and the space after, or new lines."""
 _THINK_END = "</think>"
-_TAIL = 2000  # characters of a reply's end searched first for its last sentence
+_TAIL = 400  # characters of a reply's end searched first for its last sentence
 
 
 def visible_text(reply: str) -> str:
