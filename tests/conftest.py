@@ -16,12 +16,3 @@ def reference_logs() -> Path:
     if not logs.is_dir():
         pytest.skip("the reference logs are not beside the checkout")
     return logs
-
-
-@pytest.fixture
-def reference_datasets() -> Path:
-    """Real rows of the paper's datasets (``../shared/reference/datasets``)."""
-    rows = paths.REFERENCE / "datasets"
-    if not rows.is_dir():
-        pytest.skip("the reference dataset rows are not beside the checkout")
-    return rows

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
+from rich.console import Console
+
 from postforget_lmeval.api import pair
 from postforget_lmeval.cli.console import MAX_WARNINGS, Bar, consoles, escape, failed
 from postforget_lmeval.errors import PairingError
@@ -116,7 +118,7 @@ def command(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
     out, err = consoles()
     if args.rescore and "," in args.rescore:  # several policies: the sensitivity comparison
-        return _sensitivity(args)
+        return _sensitivity(args, out, err)
     bar = None if args.quiet or not err.is_terminal else Bar(err)
     try:
         if args.paper_pair:
@@ -151,9 +153,8 @@ def command(argv: Sequence[str]) -> int:
     return 0
 
 
-def _sensitivity(args: argparse.Namespace) -> int:
+def _sensitivity(args: argparse.Namespace, out: Console, err: Console) -> int:
     """``--rescore a,b``: the same pairing as logged and under each policy, side by side."""
-    out, err = consoles()
     try:
         policies = sensitivity.parse_policies(args.rescore)
         sens = sensitivity.compare(args.before, args.after, policies, options(args, rescore=None))

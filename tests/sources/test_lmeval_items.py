@@ -10,7 +10,6 @@ import re
 import tempfile
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,7 +18,6 @@ from tests.helpers import paths
 from tests.helpers.lmeval_runs import LONG_RESPONSE, ordinary, ours, pf_record, sample_line, write_old_run
 
 SOURCE, LIGHTEVAL = by_name("lmeval"), by_name("lighteval")
-LOGS = paths.REFERENCE / "lmeval_logs"
 LIGHTEVAL_FIXTURES = paths.FIXTURES / "lighteval"
 
 NASTY = [
@@ -75,9 +73,8 @@ def _write(path: Path, lines: list[str]) -> Path:
     return path
 
 
-@pytest.mark.skipif(not LOGS.is_dir(), reason="the reference logs are not beside the checkout")
-def test_every_line_of_the_real_logs():
-    files = sorted(LOGS.rglob("*.jsonl"))
+def test_every_line_of_the_real_logs(reference_logs):
+    files = sorted(reference_logs.rglob("*.jsonl"))
     assert len(files) > 100
     read = sum(r is not None for path in files for r in _check(path))
     assert read > 3000
