@@ -34,6 +34,7 @@ import pandas as pd
 
 from postforget_lmeval.pairing import SIDES
 from postforget_lmeval.scoring.refusal import is_refusal
+from postforget_lmeval.sources import UNREADABLE
 
 MODES = ("wrong", "invalid", "no_answer", "cut", "refusal", "unknown")
 FORMAT_MODES = ("invalid", "no_answer", "cut", "refusal")
@@ -53,8 +54,6 @@ COUNT_COLUMNS = tuple(f"n_{t.replace('->', '')}_{m}" for t in DIRECTIONS for m i
 """The per-mode counts of :func:`mode_counts`, 1->0 then 0->1."""
 LoadItem = Callable[[str, int], Any]
 """``load_item(file, locator)`` of the input sources: the logged item, its replies in ``.responses``."""
-_UNREADABLE = (OSError, ValueError, KeyError, IndexError)
-"""What a source's ``load_item`` raises for an item it cannot read back (its file gone or changed)."""
 
 
 def _column(samples: pd.DataFrame, name: str, default: Any = None) -> pd.Series:
@@ -130,7 +129,7 @@ def _read_back(wanted: pd.DataFrame, load_item: LoadItem) -> list[tuple[int, boo
         if key not in logged:
             try:
                 logged[key] = list(load_item(*key).responses)
-            except _UNREADABLE:
+            except UNREADABLE:
                 logged[key] = None
         responses = logged[key]
         if responses is None:
