@@ -26,12 +26,12 @@ from postforget_lmeval.sources._base import (
     item_rows,
     item_table,
 )  # fmt: skip
-from postforget_lmeval.sources._lmeval_samples import AUTO_METRICS, doc_hash, option_letter
+from postforget_lmeval.sources._lmeval_samples import AUTO_METRICS, doc_hash
 
 __all__ = [
     "AUTO_METRICS", "FORMATS", "ITEM_COLUMNS", "UNREADABLE", "Discovery", "LoadedItem", "Problem", "Progress",
     "ReadRequest", "Rows", "RunRead", "Source", "TaskRun", "by_name", "detect", "doc_hash", "item_rows",
-    "item_table", "option_letter",
+    "item_table",
 ]  # fmt: skip
 
 FORMATS = ("lmeval", "lighteval")

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from postforget_lmeval.scoring import LETTERS
 from postforget_lmeval.sources._base import LoadedItem, ReadRequest
 
 AUTO_METRICS = ("acc", "exact_match")
@@ -27,8 +28,9 @@ OPTION_KEYS = ("pf_options", "choices", "options", "endings")
 
 
 def option_letter(index: int) -> str:
-    """A, B, ... for an option index, as the postforget tasks name options."""
-    return chr(65 + index) if 0 <= index < 26 else str(index)
+    """The postforget tasks' letter of an option index; an index past Z (an lm-eval task may have more
+    options) as its number."""
+    return LETTERS[index] if 0 <= index < len(LETTERS) else str(index)
 
 
 def doc_hash(doc: Any) -> str:
