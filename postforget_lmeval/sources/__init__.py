@@ -34,7 +34,7 @@ __all__ = [
     "item_table",
 ]  # fmt: skip
 
-FORMATS = ("lmeval", "lighteval")
+FORMATS = ("lmeval", "lighteval", "inspect")
 """Names accepted by ``--format``, each the module ``_<name>.py`` of this package."""
 FALLBACK = "lmeval"
 

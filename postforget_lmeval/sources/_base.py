@@ -179,6 +179,19 @@ class Source(ABC):
         """The item stored at ``locator`` of ``file`` (a ``file``/``locator`` pair of the item table)."""
 
 
+def read_each(
+    requests: Sequence[ReadRequest], read_one: Callable[[ReadRequest], RunRead], progress: Progress | None
+) -> list[RunRead]:
+    """``read_one`` of each request in turn, ``progress`` told after each (sources that read in this process)."""
+    total, done, out = sum(r.run.samples_bytes for r in requests), 0, []
+    for req in requests:
+        out.append(read_one(req))
+        done += req.run.samples_bytes
+        if progress:
+            progress(done, total)
+    return out
+
+
 _NUMERIC = {"doc_id": "int64", "replicate": "int32", "correct": "int8", "k": "float64", "locator": "int64",
             "response_chars": "float64", "correct_logged": "int8"}  # fmt: skip
 _DEFAULTS = {"replicate": 0, "k": math.nan, "response_chars": math.nan}  # of a numeric column a source leaves out

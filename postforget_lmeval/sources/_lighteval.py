@@ -20,7 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from postforget_lmeval.errors import PairingError
-from postforget_lmeval.sources._base import Discovery, LoadedItem, Progress, ReadRequest, RunRead, Source, TaskRun
+from postforget_lmeval.sources._base import (
+    Discovery,
+    LoadedItem,
+    Progress,
+    ReadRequest,
+    RunRead,
+    Source,
+    TaskRun,
+    read_each,
+)
 from postforget_lmeval.sources._lighteval_items import METRIC, keys
 from postforget_lmeval.sources._lmeval_runs import lfs_pointer
 
@@ -141,13 +150,7 @@ class LightEvalSource(Source):
     def read(self, requests: Sequence[ReadRequest], jobs: int, progress: Progress | None) -> list[RunRead]:
         from postforget_lmeval.sources._lighteval_details import read_run  # pyarrow: only when reading details
 
-        total, done, out = sum(r.run.samples_bytes for r in requests), 0, []
-        for req in requests:
-            out.append(read_run(req))
-            done += req.run.samples_bytes
-            if progress:
-                progress(done, total)
-        return out
+        return read_each(requests, read_run, progress)
 
     def load_item(self, file: str, locator: int) -> LoadedItem:
         from postforget_lmeval.sources._lighteval_details import rows_of
