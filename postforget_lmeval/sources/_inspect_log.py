@@ -66,13 +66,14 @@ def task_run(path: Path) -> TaskRun:
     try:
         header = log.read_eval_log(str(path), header_only=True)
     except ValueError as e:
-        if "version" not in str(e):
+        cause = str(e.__cause__ or e)  # inspect_ai wraps the reason in "Unable to read log file"
+        if "version" not in cause:
             raise
         import inspect_ai
 
         raise BadLog(
-            f"cannot be read by the installed inspect_ai {inspect_ai.__version__} ({e}); the log was written by a "
-            "newer inspect_ai: upgrade it (pip install -U inspect-ai)"
+            f"cannot be read by the installed inspect_ai {inspect_ai.__version__} ({cause}); the log was written "
+            "by a newer inspect_ai: upgrade it (pip install -U inspect-ai)"
         ) from e
     spec = header.eval
     seed, seed_source = _seed(header)

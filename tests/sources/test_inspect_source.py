@@ -1,0 +1,184 @@
+"""The inspect_ai source on evaluation logs written by inspect_ai 0.3.285 itself.
+
+The fixtures (``tests/fixtures/inspect``) come from ``scripts/make_inspect_fixtures.py``: two
+multiple-choice tasks run by ``eval()`` against a ``mockllm`` model whose replies follow the script's
+PATTERNS table, so the transitions below are worked by hand from that table. ``before_*`` set the seed
+with ``eval(seed=0)``, ``after_*`` with the model's ``GenerateConfig(seed=0)``; ``after_eval`` is an
+``eval_set`` folder.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from postforget_lmeval import pair
+from postforget_lmeval.pairing.results import PairingError
+from postforget_lmeval.report.files import write_outputs
+from postforget_lmeval.sources import ReadRequest, detect
+from postforget_lmeval.sources._inspect import SOURCE
+from postforget_lmeval.sources._inspect_log import doc_id, subtask_and_category
+from tests.helpers import paths
+from tests.helpers.lmeval_runs import pf_record, sample_line, write_run
+
+inspect_log = pytest.importorskip("inspect_ai.log", reason="the inspect extra is not installed")
+
+FIXTURES = paths.FIXTURES / "inspect"
+SIDES = {"before": ("before_eval", "before_json"), "after": ("after_eval", "after_json")}
+CAPITALS, ALGEBRA = "synth_capitals", "mmlu_abstract_algebra"
+# (n_11, n_10, n_01, n_00) per (subtask, seed), from PATTERNS:
+# capitals  before C C C I C I(no ANSWER line), after C I N(empty reply) C C C;
+# algebra   epoch 1 before C C I C, after I C C C; epoch 2 before C I I C, after C C I N.
+TRANSITIONS = {(CAPITALS, "0"): (2, 2, 2, 0), (ALGEBRA, "0#r0"): (2, 1, 1, 0), (ALGEBRA, "0#r1"): (1, 1, 1, 1)}
+
+
+@pytest.mark.parametrize("folder", [*SIDES["before"], *SIDES["after"]])
+def test_finds_one_run_per_log_with_task_from_the_header_and_seed_where_the_run_set_it(folder):
+    assert detect(FIXTURES / folder).name == "inspect"
+    found = SOURCE.find_runs(FIXTURES / folder)
+    assert found.problems == []  # eval_set's logs.json, eval-set.json and .eval-set-id are not logs
+    runs = {r.task: r for r in found.task_runs}
+    assert sorted(runs) == ["mmlu_reasoning_letter:abstract_algebra_5_shots", CAPITALS]
+    source = "plan.config.seed" if folder.startswith("before") else "eval.model_generate_config.seed"
+    assert {(r.seed, r.seed_source) for r in runs.values()} == {(0, source)}  # seed 0 is a real seed
+    assert runs[CAPITALS].repeats == 1 and runs[CAPITALS].n_expected == 6
+    assert runs["mmlu_reasoning_letter:abstract_algebra_5_shots"].repeats == 2
+    assert runs["mmlu_reasoning_letter:abstract_algebra_5_shots"].n_expected == 8
+
+
+def test_lighteval_inspect_task_names_map_onto_the_catalog():
+    assert subtask_and_category("mmlu_reasoning_letter:abstract_algebra_5_shots") == (ALGEBRA, "Math")
+    assert subtask_and_category("bbh_reasoning_letter:causal_judgment") == ("bbh_causal_judgement", "Logic")
+    assert subtask_and_category(CAPITALS) == (CAPITALS, CAPITALS)
+    assert subtask_and_category("many_shots") == ("many_shots", "many_shots")
+
+
+@pytest.mark.parametrize("before", SIDES["before"])
+@pytest.mark.parametrize("after", SIDES["after"])
+def test_eval_and_json_logs_pair_alike_with_each_epoch_a_replicate(before, after):
+    result = pair(FIXTURES / before, FIXTURES / after)
+    sub = result.subtasks.set_index(["subtask", "seed"])
+    got = {key: tuple(int(v) for v in sub.loc[key, ["n_11", "n_10", "n_01", "n_00"]]) for key in TRANSITIONS}
+    assert got == TRANSITIONS and len(sub) == 3
+    assert sub.loc[(CAPITALS, "0"), "k"] == 3 and sub.loc[(ALGEBRA, "0#r0"), "k"] == 4
+    # an N (empty reply) and a reply without an ANSWER line are incorrect, unanswered, and stay in n
+    assert sub.loc[(CAPITALS, "0"), ["n", "unanswered_before", "unanswered_after"]].tolist() == [6, 1, 1]
+    assert sub.loc[(ALGEBRA, "0#r1"), ["n", "unanswered_before", "unanswered_after"]].tolist() == [4, 0, 1]
+    s = result.samples
+    algebra = s[s["subtask"] == ALGEBRA]
+    assert sorted(algebra["replicate"].tolist()) == [0] * 4 + [1] * 4
+    aa1 = algebra[algebra["doc_id"] == doc_id("aa-1")].set_index("replicate")
+    assert aa1["transition"].tolist() == ["1->0", "1->1"]  # epoch 1: before right, after wrong; epoch 2: both right
+
+
+def test_strict_rescoring_reads_the_answer_inspect_choice_scored():
+    s = pair(FIXTURES / "before_eval", FIXTURES / "after_json", rescore="strict").samples
+    assert (s["before"] == s["correct_logged_before"]).all() and (s["after"] == s["correct_logged_after"]).all()
+    capitals = s[s["subtask"] == CAPITALS].set_index("doc_id")
+    assert capitals.loc[6, "status_before"] == "no_answer" and capitals.loc[3, "status_after"] == "no_answer"
+    assert capitals.loc[2, ["answer_before", "answer_after"]].tolist() == ["C", "A"]
+
+
+def test_load_item_reads_the_question_options_and_every_epoch():
+    run = next(r for r in SOURCE.find_runs(FIXTURES / "before_json").task_runs if r.repeats == 2)
+    items = SOURCE.read([ReadRequest(run, None, None)], 1, None)[0].items
+    row = items[items["doc_id"] == doc_id("aa-2")].iloc[0]
+    item = SOURCE.load_item(str(row["file"]), int(row["locator"]))
+    assert item.question == "How many elements does the symmetric group S_3 have?"
+    assert item.options == ["3", "6", "9", "12"] and item.gold == "B" and item.doc_id == row["doc_id"]
+    assert [r[-1] for r in item.responses] == ["B", "C"]  # epoch 1 right, epoch 2 wrong
+    assert "A) 3" in item.prompt
+
+
+def test_show_prints_the_question_of_a_forgotten_item(tmp_path, capsys):
+    from postforget_lmeval.cli import main
+
+    out = tmp_path / "out"
+    runs = [str(FIXTURES / "before_eval"), str(FIXTURES / "after_json")]
+    assert main([*runs, "-o", str(out), "--format", "inspect", "--no-plot", "-q"]) == 0
+    capsys.readouterr()
+    assert main(["show", str(out), "--subtask", CAPITALS, "--responses"]) == 0
+    printed = capsys.readouterr().out
+    assert "2 forgotten item(s) of synth_capitals" in printed
+    assert "What is the capital of Maxtrandia?" in printed and "C) Ust" in printed
+    assert "What is the capital of Oskelan?" in printed
+
+
+def _lmeval_twin(root: Path) -> None:
+    """lm-eval runs carrying the inspect logs' answers, read with inspect_ai's own reader: one postforget record
+    per sample and epoch (lm-eval repeats), the same replies, gold, k and answer."""
+    for side, folder in (("before", "before_eval"), ("after", "after_eval")):
+        tasks = {}
+        for path in sorted((FIXTURES / folder).glob("*.eval")):
+            log = inspect_log.read_eval_log(str(path))
+            subtask, category = subtask_and_category(log.eval.task)
+            by_id: dict[object, list] = {}
+            for s in sorted(log.samples, key=lambda s: s.epoch):
+                by_id.setdefault(s.id, []).append(s)
+            lines = []
+            for sid, epochs in by_id.items():
+                records = []
+                for s in epochs:
+                    score = s.scores["choice"]
+                    answer = score.answer or None
+                    rec = pf_record(subtask, int(score.value == "C"), k=len(s.choices), answer=answer,
+                                    status="answered" if answer else "no_answer", category=category)  # fmt: skip
+                    records.append({**rec, "gold": s.target})
+                sample = json.loads(sample_line(doc_id(sid), None, record=records))
+                sample["resps"] = [[s.output.completion for s in epochs]]
+                lines.append(json.dumps(sample, ensure_ascii=False) + "\n")
+            tasks[f"postforget_{subtask}"] = lines
+        write_run(root / side, tasks, seed=0)
+
+
+def test_inspect_and_lmeval_runs_with_the_same_answers_give_identical_subtasks_csv(tmp_path):
+    _lmeval_twin(tmp_path / "lmeval")
+    roots = {"inspect": FIXTURES, "lmeval": tmp_path / "lmeval"}
+    sides = {"inspect": ("before_eval", "after_eval"), "lmeval": ("before", "after")}
+    for name, root in roots.items():
+        write_outputs(pair(*(root / side for side in sides[name])), tmp_path / name, plot=False)
+    ins, lm = (pd.read_csv(tmp_path / name / "subtasks.csv") for name in roots)
+    assert len(ins) == 3 and ins["n"].sum() == 14
+    assert (ins["task_before"] != lm["task_before"]).all()  # the harness's task names: necessarily different
+    naming = ["task_before", "task_after"]
+    pd.testing.assert_frame_equal(ins.drop(columns=naming), lm.drop(columns=naming))  # every other column
+    assert set(ins["median_chars_before"]) == {float(len("Let me think about each option in turn.\n\nANSWER: X"))}
+
+
+def test_a_log_without_samples_is_an_error_naming_the_file_and_the_option(tmp_path):
+    with pytest.raises(PairingError) as e:
+        pair(FIXTURES / "bad" / "no_samples", FIXTURES / "after_eval")
+    (log,) = (FIXTURES / "bad" / "no_samples").glob("*.eval")
+    assert str(log) in str(e.value) and "--no-log-samples" in str(e.value)
+
+
+def test_a_task_without_a_multiple_choice_scorer_is_an_error_naming_the_file_and_the_scorer():
+    with pytest.raises(PairingError) as e:
+        pair(FIXTURES / "bad" / "no_binary_scorer", FIXTURES / "after_eval")
+    (log,) = (FIXTURES / "bad" / "no_binary_scorer").glob("*.eval")
+    assert str(log) in str(e.value) and "no multiple-choice scorer" in str(e.value) and "choice()" in str(e.value)
+    assert "overlap" in str(e.value)  # the scorer it logged
+
+
+def test_a_log_of_a_newer_format_version_is_reported_with_what_to_do(tmp_path):
+    shutil.copytree(FIXTURES / "before_json", tmp_path / "before")
+    newer = next((tmp_path / "before").glob("*synth-capitals*.json"))
+    data = json.loads(newer.read_text(encoding="utf-8"))
+    newer.write_text(json.dumps({**data, "version": 99}), encoding="utf-8")
+    found = SOURCE.find_runs(tmp_path / "before")
+    assert [r.task for r in found.task_runs] == ["mmlu_reasoning_letter:abstract_algebra_5_shots"]
+    (problem,) = found.problems
+    assert problem["path"] == str(newer) and "version 99" in problem["problem"]
+    assert "upgrade it" in problem["problem"]
+
+
+def test_without_inspect_ai_a_folder_of_logs_gets_the_extra_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "inspect_ai", None)  # import inspect_ai now fails, as when not installed
+    assert detect(FIXTURES / "before_eval").name == "inspect"  # recognised from the files' first bytes
+    with pytest.raises(PairingError, match=r"postforget-lmeval\[inspect\]"):
+        pair(FIXTURES / "before_eval", FIXTURES / "after_eval")
