@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from postforget_lmeval.sources._base import LoadedItem, Problem, ReadRequest, Ru
 from postforget_lmeval.sources._lighteval_items import subtask_of
 
 EXTRA = "pip install 'postforget-lmeval[inspect]'"
+STREAM_BYTES = 32 << 20  # a larger .eval log is streamed (its samples would take several hundred MB)
 SKIP_FIELDS = {"messages", "events", "store", "attachments"}  # large, and not needed to score an item
 PREFERRED_SCORER = "choice"  # inspect_ai's multiple-choice scorer
 _BINARY: dict[Any, int] = {"C": 1, "I": 0, "N": 0, True: 1, False: 0}  # 1, 0, 1.0 and 0.0 find True/False
@@ -139,6 +141,15 @@ def _status(value: Any, answer: str | None, stop_reason: str | None) -> str:
     return "unfinished" if stop_reason == "max_tokens" and value != "N" else "no_answer"
 
 
+def _samples(log: Any, path: str, size: int) -> Iterable[Any]:
+    """The log's samples: read whole (fast), or streamed one at a time from a large ``.eval`` log (a few times
+    slower, as inspect_ai opens the zip for each sample, but memory stays flat). inspect_ai's ``.json`` reader
+    holds the whole log either way."""
+    if path.endswith(".eval") and size > STREAM_BYTES:
+        return log.read_eval_log_samples(path, all_samples_required=False, exclude_fields=SKIP_FIELDS)
+    return log.read_eval_log(path, exclude_fields=SKIP_FIELDS).samples or []
+
+
 def read_run(req: ReadRequest) -> RunRead:
     """Every sample of one log, one per item and epoch, in the log's order."""
     from postforget_lmeval.scoring.rescoring import rescore
@@ -155,7 +166,7 @@ def read_run(req: ReadRequest) -> RunRead:
                        [problem])  # fmt: skip
     position = {str(i): n for n, i in enumerate(ids)}
     samples: list[dict[str, Any]] = []
-    for s in log.read_eval_log_samples(path, all_samples_required=False, exclude_fields=SKIP_FIELDS):
+    for s in _samples(log, path, run.samples_bytes):
         samples.append({
             "id": s.id, "epoch": s.epoch, "hash": _doc_hash(s), "choices": list(s.choices or []),
             "gold": _gold(s.target), "completion": s.output.completion if s.output else "",

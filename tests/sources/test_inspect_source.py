@@ -76,6 +76,22 @@ def test_eval_and_json_logs_pair_alike_with_each_epoch_a_replicate(before, after
     assert aa1["transition"].tolist() == ["1->0", "1->1"]  # epoch 1: before right, after wrong; epoch 2: both right
 
 
+def test_a_large_eval_log_streamed_sample_by_sample_gives_the_same_items(monkeypatch):
+    from postforget_lmeval.sources import _inspect_log
+
+    runs = SOURCE.find_runs(FIXTURES / "before_eval").task_runs
+    whole = [r.items for r in SOURCE.read([ReadRequest(r, None, None) for r in runs], 1, None)]
+    monkeypatch.setattr(_inspect_log, "STREAM_BYTES", 0)  # every .eval log counts as large
+    streamed = [r.items for r in SOURCE.read([ReadRequest(r, None, None) for r in runs], 1, None)]
+
+    def ordered(items: pd.DataFrame) -> pd.DataFrame:  # the whole log lists epoch by epoch, the stream id by id
+        return items.sort_values(["doc_id", "replicate"]).reset_index(drop=True)
+
+    for a, b in zip(whole, streamed):
+        pd.testing.assert_frame_equal(ordered(a), ordered(b))
+    assert sum(len(t) for t in streamed) == 14
+
+
 def test_strict_rescoring_reads_the_answer_inspect_choice_scored():
     s = pair(FIXTURES / "before_eval", FIXTURES / "after_json", rescore="strict").samples
     assert (s["before"] == s["correct_logged_before"]).all() and (s["after"] == s["correct_logged_after"]).all()
