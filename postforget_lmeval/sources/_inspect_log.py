@@ -238,14 +238,18 @@ def loaded_item(path: str, locator: int) -> LoadedItem:
     if not 0 <= int(locator) < len(ids):
         raise IndexError(f"no sample at position {locator} of {path}")
     sample_id = ids[int(locator)]
-    epochs = [
-        log.read_eval_log_sample(path, id=sample_id, epoch=e, exclude_fields={"events", "store"})
-        for e in range(1, (header.eval.config.epochs or 1) + 1)
-    ]
-    first = epochs[0]
+    epochs = []  # one per epoch, so that a replicate indexes its reply; None where a cut-short run lacks it
+    for epoch in range(1, (header.eval.config.epochs or 1) + 1):
+        try:
+            epochs.append(log.read_eval_log_sample(path, id=sample_id, epoch=epoch, exclude_fields={"events", "store"}))
+        except IndexError:
+            epochs.append(None)
+    first = next((s for s in epochs if s is not None), None)
+    if first is None:
+        raise IndexError(f"no sample {sample_id!r} in {path}")
     prompt = next((m.text for m in first.messages if m.role == "user"), None)
     return LoadedItem(
         question=_text(first.input), options=list(first.choices or []), gold=_gold(first.target),
-        responses=[s.output.completion if s.output else "" for s in epochs], prompt=prompt,
+        responses=[s.output.completion if s is not None and s.output else "" for s in epochs], prompt=prompt,
         doc={"id": first.id, "metadata": first.metadata}, doc_id=doc_id(first.id),
     )  # fmt: skip
