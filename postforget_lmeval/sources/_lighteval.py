@@ -13,14 +13,22 @@ The items: :mod:`._lighteval_items` (task names, question, options, key); the de
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from postforget_lmeval.errors import PairingError
-from postforget_lmeval.sources._base import Discovery, LoadedItem, Progress, ReadRequest, RunRead, Source, TaskRun
+from postforget_lmeval.sources._base import (
+    Discovery,
+    LoadedItem,
+    Progress,
+    ReadRequest,
+    RunRead,
+    Source,
+    TaskRun,
+    walk,
+)
 from postforget_lmeval.sources._lighteval_items import METRIC, keys
 from postforget_lmeval.sources._lmeval_runs import lfs_pointer
 
@@ -29,10 +37,22 @@ RESULTS_RE = re.compile(rf"^results_(?P<date>{DATE})\.json$")
 DETAILS_RE = re.compile(rf"^details_(?P<task>.+)_(?P<date>{DATE})\.parquet$")
 
 
-def _results(path: Path) -> dict[str, Any] | None:
+def _head(path: Path) -> bytes:
+    """The first bytes of a file; none where it cannot be read (find_runs names it)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(256)
+    except OSError:
+        return b""
+
+
+def _results(path: Path, found: Discovery) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except OSError as e:
+        found.problems.append({"path": str(path), "problem": f"results file cannot be read ({e.strerror}); skipped"})
+        return None
+    except ValueError:
         return None
     return data if isinstance(data, dict) and "config_general" in data else None
 
@@ -69,28 +89,24 @@ class LightEvalSource(Source):
 
     def matches(self, root: Path) -> bool:
         """A details parquet file, or a results file that opens with LightEval's ``config_general``."""
-        for dirpath, dirnames, names in os.walk(root):
-            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for dirpath, names in walk(root, Discovery(root)):
             for n in names:
                 if DETAILS_RE.match(n):
                     return True
-                if RESULTS_RE.match(n):
-                    with open(Path(dirpath) / n, "rb") as f:
-                        if b'"config_general"' in f.read(256):
-                            return True
+                if RESULTS_RE.match(n) and b'"config_general"' in _head(dirpath / n):
+                    return True
         return False
 
     def find_runs(self, root: Path) -> Discovery:
         found = Discovery(Path(root))
         results: dict[str, tuple[Path, dict[str, Any]]] = {}
         details: list[tuple[Path, str, str]] = []
-        for dirpath, dirnames, names in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            for n in sorted(names):
-                path = Path(dirpath) / n
+        for dirpath, names in walk(root, found):
+            for n in names:
+                path = dirpath / n
                 if m := DETAILS_RE.match(n):
                     details.append((path, m["task"], m["date"]))
-                elif (m := RESULTS_RE.match(n)) and (data := _results(path)) is not None:
+                elif (m := RESULTS_RE.match(n)) and (data := _results(path, found)) is not None:
                     if m["date"] in results:
                         found.problems.append({
                             "path": str(path),

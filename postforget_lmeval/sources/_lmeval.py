@@ -25,6 +25,7 @@ from postforget_lmeval.sources._base import (
     RunRead,
     Source,
     item_rows,
+    walk,
 )
 from postforget_lmeval.sources._lmeval_samples import AUTO_METRICS, SamplesRead, is_sample, loaded_item
 
@@ -180,7 +181,9 @@ class LmEvalSource(Source):
 
     def matches(self, root: Path) -> bool:
         return any(
-            _lmeval_runs.SAMPLES_RE.match(n) or n.endswith(".jsonl") for _, _, names in os.walk(root) for n in names
+            _lmeval_runs.SAMPLES_RE.match(n) or n.endswith(".jsonl")
+            for _, names in walk(root, Discovery(root))
+            for n in names
         )
 
     def find_runs(self, root: Path) -> Discovery:

@@ -7,7 +7,8 @@ their usual names. lm-eval 0.4.0-0.4.2 wrote ``results.json`` (or the file named
 ``--output_path``) and ``<model_args>_<task>.jsonl`` with ``/`` and ``=`` of the model args replaced
 by ``__``, holding one indented JSON *array*, not JSON lines.
 
-Hidden folders (``.ipynb_checkpoints`` copies, ``.git``) are not runs and are not searched.
+Hidden folders (``.ipynb_checkpoints`` copies, ``.git``) are not runs and are not searched; links to
+folders are followed.
 """
 
 from __future__ import annotations
@@ -19,20 +20,21 @@ import re
 from pathlib import Path
 from typing import Any
 
-from postforget_lmeval.sources._base import Discovery, TaskRun
+from postforget_lmeval.sources._base import Discovery, TaskRun, walk
 
 RESULTS_RE = re.compile(r"^(?P<stem>.+)_(?P<date>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.json$")
 SAMPLES_RE = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.jsonl$")
 LFS_HEAD = b"version https://git-lfs.github.com/spec/"
+CANNOT_READ = "file cannot be read"
 
 
 def lfs_pointer(path: Path) -> str | None:
-    """Why ``path`` cannot be read when it is a Git LFS pointer stub, else None."""
+    """Why ``path`` cannot be read: it cannot be opened, or it is a Git LFS pointer stub; else None."""
     try:
         with open(path, "rb") as f:
             head = f.read(512)
-    except OSError:
-        return None
+    except OSError as e:
+        return f"{CANNOT_READ} ({e.strerror}): give this user read access, or pair a copy"
     if not head.startswith(LFS_HEAD):
         return None
     size = re.search(rb"\nsize (\d+)", head)
@@ -154,17 +156,20 @@ def _task_runs(results_path: Path, date: str | None, data: dict[str, Any]) -> li
 
 
 def _starts_like_results(path: Path) -> bool:
+    """lm-eval writes "results" first; a file that cannot be opened may be one too (its error is named)."""
     try:
         with open(path, "rb") as f:
             return b'"results"' in f.read(64)
     except OSError:
-        return False
+        return True
 
 
 def _read_results(path: Path) -> dict[str, Any] | str:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+    except OSError as e:
+        return f"{CANNOT_READ} ({e.strerror}); its run is skipped: give this user read access"
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
         return f"unreadable results file ({e}); its run is skipped"
     return data if isinstance(data, dict) else "not an lm-eval results file (not a JSON object); skipped"
 
@@ -177,11 +182,9 @@ def find_runs(root: str | os.PathLike[str]) -> Discovery:
     samples_files: list[Path] = []
     without_configs: list[str] = []
     hidden: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        hidden.extend(str(Path(dirpath) / d) for d in dirnames if d.startswith(".") and d != ".git")
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
+    for dirpath, filenames in walk(root, found, hidden):
+        for name in filenames:
+            path = dirpath / name
             if SAMPLES_RE.match(name):
                 samples_files.append(path)
                 continue
@@ -192,7 +195,7 @@ def find_runs(root: str | os.PathLike[str]) -> Discovery:
                 continue  # any other JSON: lm-eval writes "results" first
             data = _read_results(path)
             if isinstance(data, str):
-                if m:
+                if m or data.startswith(CANNOT_READ):
                     found.problems.append({"path": str(path), "problem": data})
                 continue
             if not isinstance(data.get("results"), dict) or not ({"config", "configs", "n-samples"} & data.keys()):

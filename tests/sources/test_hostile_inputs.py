@@ -1,0 +1,117 @@
+"""Careless or hostile run folders: links, unreadable paths, odd first lines, lines run together.
+
+Nothing may be lost without a word: each input either is read or is named with its cause.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+from pathlib import Path
+
+import pytest
+
+from postforget_lmeval import PairingError, pair
+from postforget_lmeval.sources import by_name
+from postforget_lmeval.sources._lmeval_runs import find_runs
+from tests.helpers.lmeval_runs import ours, write_run
+
+
+def dirs(tmp_path: Path) -> tuple[Path, Path]:
+    return tmp_path / "before", tmp_path / "after"
+
+
+def test_runs_behind_folder_links_are_read_once_and_loops_end(tmp_path):
+    b, a = dirs(tmp_path)
+    elsewhere = tmp_path / "shared_disk"
+    write_run(b, ours("mmlu_x", "11"), seed=1, date="2025-01-01T00-00-01.000000")
+    write_run(elsewhere, ours("mmlu_x", "10"), seed=2, date="2025-01-01T00-00-02.000000")
+    b.joinpath("seed2").symlink_to(elsewhere, target_is_directory=True)
+    b.joinpath("loop").symlink_to(b, target_is_directory=True)  # a link back to the top: must not recurse
+    write_run(a, ours("mmlu_x", "00"), seed=1, date="2025-01-02T00-00-01.000000")
+    write_run(a, ours("mmlu_x", "00"), seed=2, date="2025-01-02T00-00-02.000000")
+    result = pair(b, a)
+    assert sorted(result.subtasks["seed"]) == ["1", "2"]
+    # seed 1 forgets both items, seed 2 the one it knew: F = 1 and 1/2
+    assert sorted(result.subtasks["F"]) == [0.5, 1.0]
+    assert any("loop" in n and "already searched" in n for n in result.notes)
+
+
+def test_nothing_found_does_not_claim_every_subfolder_was_searched(tmp_path):
+    b, a = dirs(tmp_path)
+    b.mkdir()
+    b.joinpath("gone").symlink_to(tmp_path / "missing", target_is_directory=True)
+    write_run(a, ours("mmlu_x", "1"))
+    with pytest.raises(PairingError) as e:
+        pair(b, a)
+    assert "searched every subdirectory" not in str(e.value)
+    assert "readable subfolders, following links" in str(e.value)
+
+
+def _deny(monkeypatch, denied: Path) -> None:
+    """Make ``denied`` (a folder or file) unreadable even for root, as chmod 000 is for other users."""
+    real_scandir, real_open = os.scandir, builtins.open
+
+    def scandir(path=".", *args):
+        if Path(path) == denied:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path, *args)
+
+    def open_(file, *args, **kwargs):
+        if isinstance(file, (str, os.PathLike)) and Path(file) == denied:
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    if os.geteuid() != 0:  # a real user: the real permission, and no simulation needed
+        denied.chmod(0)
+        return
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.setattr(builtins, "open", open_)
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: open_(self, "r", *a[1:], **k).read())
+
+
+def test_unreadable_folder_is_named_with_its_cause(tmp_path, monkeypatch):
+    b, a = dirs(tmp_path)
+    write_run(b, ours("mmlu_x", "11"), seed=1, date="2025-01-01T00-00-01.000000")
+    write_run(b / "locked", ours("mmlu_x", "10"), seed=2, date="2025-01-01T00-00-02.000000")
+    write_run(a, ours("mmlu_x", "00"), seed=1)
+    _deny(monkeypatch, b / "locked")
+    found = find_runs(b)
+    assert [(p["path"], "Permission denied" in p["problem"]) for p in found.problems] == [(str(b / "locked"), True)]
+    result = pair(b, a)
+    assert any(str(b / "locked") in w and "cannot be read" in w for w in result.warnings)
+
+
+def test_unreadable_results_and_samples_files_are_named(tmp_path, monkeypatch):
+    b = tmp_path / "before"
+    results = write_run(b, ours("mmlu_x", "11"), seed=1, date="2025-01-01T00-00-01.000000")
+    other = write_run(b, ours("mmlu_y", "11"), seed=1, date="2025-01-01T00-00-02.000000")
+    old_layout = b / "model" / "results.json"  # 0.4.0-0.4.2 name: recognised by its first bytes
+    old_layout.write_bytes(other.read_bytes())
+    samples = results.parent / "samples_postforget_mmlu_x_2025-01-01T00-00-01.000000.jsonl"
+    real_open = builtins.open
+    denied = {samples, old_layout}
+
+    def open_(file, *args, **kwargs):
+        if isinstance(file, (str, os.PathLike)) and Path(file) in denied:
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", open_)
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: open_(self, "r", encoding="utf-8").read())
+    found = find_runs(b)
+    problems = {p["path"]: p["problem"] for p in found.problems}
+    assert "file cannot be read (Permission denied)" in problems[str(old_layout)]
+    run = next(r for r in found.task_runs if r.task == "postforget_mmlu_x")
+    assert run.unusable is not None and "Permission denied" in run.unusable
+
+
+def test_lighteval_detection_survives_an_unreadable_results_file(tmp_path, monkeypatch):
+    root = tmp_path / "run" / "results" / "m"
+    root.mkdir(parents=True)
+    locked = root / "results_2025-01-01T00-00-00.000000.json"
+    locked.write_text('{"config_general": {}}', encoding="utf-8")
+    _deny(monkeypatch, locked)
+    assert by_name("lighteval").matches(tmp_path / "run") is False
+    found = by_name("lighteval").find_runs(tmp_path / "run")
+    assert [p["path"] for p in found.problems] == [str(locked)]
