@@ -133,7 +133,7 @@ def command(argv: Sequence[str]) -> int:
             bar.stop()
     try:
         written = write_outputs(result, args.output, plot=not args.no_plot)
-    except OSError as e:
+    except (PairingError, OSError) as e:
         return failed(err, e, args.output)
     if not args.quiet:
         out.print(rich_table(result))
