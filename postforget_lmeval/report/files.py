@@ -25,6 +25,7 @@ import numpy as np
 from postforget_lmeval.errors import PairingError
 from postforget_lmeval.pairing.results import SUBTASK_COLUMNS, PairResult
 from postforget_lmeval.report import html as report_html
+from postforget_lmeval.report.csv_safe import write_csv
 
 MARKER = ".postforget-output"
 """Written into every output folder: a folder holding it may be replaced whole by the next run."""
@@ -151,14 +152,14 @@ def _write_set(result: PairResult, out: Path, plot: bool) -> list[Path]:
     summary.json, report.md and forgetting.png (``plot``) in the new folder ``out``."""
     sub = result.subtasks[[*SUBTASK_COLUMNS, *(c for c in result.subtasks.columns if c not in SUBTASK_COLUMNS)]]
     written = [
-        atomic_write(out / "subtasks.csv", lambda p: sub.to_csv(p, index=False)),
-        atomic_write(out / "categories.csv", lambda p: result.categories.to_csv(p, index=False)),
+        atomic_write(out / "subtasks.csv", lambda p: write_csv(sub, p)),
+        atomic_write(out / "categories.csv", lambda p: write_csv(result.categories, p)),
         atomic_write(out / "samples.parquet", lambda p: result.samples.to_parquet(p, index=False)),
     ]
     if not result.agreement.empty:
-        written.append(atomic_write(out / "agreement.csv", lambda p: result.agreement.to_csv(p, index=False)))
+        written.append(atomic_write(out / "agreement.csv", lambda p: write_csv(result.agreement, p)))
     for name, table in result.tables.items():
-        written.append(atomic_write(out / f"{name}.csv", lambda p, t=table: t.to_csv(p, index=False)))
+        written.append(atomic_write(out / f"{name}.csv", lambda p, t=table: write_csv(t, p)))
     text = json.dumps(result.summary, indent=2, default=_json_default, ensure_ascii=False)
     written.append(atomic_write(out / "summary.json", lambda p: p.write_text(text + "\n", encoding="utf-8")))
     for name, write in report_html.renderers(result, plot=plot).items():

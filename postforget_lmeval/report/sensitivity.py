@@ -26,6 +26,7 @@ from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.pairing import SIDES
 from postforget_lmeval.pairing.options import PairOptions
 from postforget_lmeval.pairing.results import PairingError, PairResult
+from postforget_lmeval.report.csv_safe import write_csv
 from postforget_lmeval.report.files import moved, output_folder, write_outputs
 from postforget_lmeval.report.markdown import markdown_table
 from postforget_lmeval.scoring.rescoring import POLICIES
@@ -151,6 +152,6 @@ def write(sens: Sensitivity, out_dir: str | os.PathLike[str], plot: bool = True)
     with output_folder(out_dir) as out:
         for scoring, result in sens.results.items():
             written += write_outputs(result, out / scoring, plot=plot)
-        sens.table.to_csv(out / "sensitivity.csv", index=False)
+        write_csv(sens.table, out / "sensitivity.csv")
         (out / "sensitivity.md").write_text(markdown(sens), encoding="utf-8")
     return moved([*written, out / "sensitivity.csv", out / "sensitivity.md"], out, out_dir)
