@@ -8,6 +8,7 @@ to read, turns what reading met into problems and notes, and reads items back by
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -63,6 +64,11 @@ def read_file(request: ReadRequest) -> RunRead:
     return _run_read(request, read)
 
 
+def _ignore_ctrl_c() -> None:
+    """Workers leave Ctrl-C to the main process: one message, not a traceback per worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def read_files(requests: Sequence[ReadRequest], jobs: int, progress: Progress | None) -> list[RunRead]:
     """One RunRead per request, in order; files are read by up to ``jobs`` worker processes when there is much
     to read. ``progress`` is told the bytes read as each file is done."""
@@ -76,7 +82,7 @@ def read_files(requests: Sequence[ReadRequest], jobs: int, progress: Progress | 
             if progress:
                 progress(done, total)
         return out
-    with ProcessPoolExecutor(max_workers=min(jobs, len(requests))) as pool:
+    with ProcessPoolExecutor(max_workers=min(jobs, len(requests)), initializer=_ignore_ctrl_c) as pool:
         futures = {pool.submit(read_file, request): i for i, request in enumerate(requests)}
         for future in as_completed(futures):
             i = futures[future]
