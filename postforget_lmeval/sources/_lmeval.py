@@ -8,6 +8,7 @@ to read, turns what reading met into problems and notes, and reads items back by
 from __future__ import annotations
 
 import os
+import re
 import signal
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -35,23 +36,48 @@ READ_BYTES = 1 << 20  # the file buffer: lines are taken from reads of this size
 
 
 def _array(f: BinaryIO) -> list[Any] | None:
-    """The elements of a 0.4.0-0.4.2 log (one indented JSON array), open at its start; None for JSON lines."""
+    """The elements of a 0.4.0-0.4.2 log (one JSON array), open at its start; None for JSON lines.
+
+    Only a bad element may be lost: an array that does not parse whole is parsed element by element
+    (lm-eval wrote it with ``indent=2``, so each element opens on a line of its own), a corrupt element
+    is None. A JSON-lines file whose first line happens to start with ``[`` is JSON lines: its other
+    lines start with ``{`` at the line start, which no element of an indented array does.
+    """
     if f.read(64).lstrip()[:1] != b"[":
         return None
     f.seek(0)
-    elements = orjson.loads(f.read())
+    data = f.read()
+    try:
+        elements = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        if re.search(rb"\n\{", data):
+            return None
+        return _elements(data)
     return elements if isinstance(elements, list) else [elements]
+
+
+def _elements(data: bytes) -> list[Any]:
+    """Each element of an indented JSON array that does not parse whole, parsed alone; None where it fails."""
+    first = re.search(rb"\[\s*?\n([ \t]+)\{", data)
+    if first is None:  # not indented: elements cannot be told apart, the array is one malformed element
+        return [None]
+    starts = [m.start() for m in re.finditer(rb"^" + re.escape(first[1]) + rb"\{", data, re.M)]
+    out = []
+    for start, end in zip(starts, [*starts[1:], len(data)]):
+        chunk = data[start:end].rstrip()
+        chunk = chunk[:-1].rstrip() if end == len(data) and chunk.endswith(b"]") else chunk
+        try:
+            out.append(orjson.loads(chunk.removesuffix(b",")))
+        except orjson.JSONDecodeError:
+            out.append(None)
+    return out
 
 
 def read_file(request: ReadRequest) -> RunRead:
     """Every sample of the request's samples file, one line at a time (a JSON-array log: one element at a time)."""
     read = SamplesRead(request)
     with open(str(request.run.samples_path), "rb", buffering=READ_BYTES) as f:
-        try:
-            array = _array(f)
-        except orjson.JSONDecodeError:
-            read.malformed.append(0)
-            array = []
+        array = _array(f)
         if array is not None:
             for i, element in enumerate(array):
                 read.sample(element, i)

@@ -115,3 +115,56 @@ def test_lighteval_detection_survives_an_unreadable_results_file(tmp_path, monke
     assert by_name("lighteval").matches(tmp_path / "run") is False
     found = by_name("lighteval").find_runs(tmp_path / "run")
     assert [p["path"] for p in found.problems] == [str(locked)]
+
+
+def _read(run):
+    from postforget_lmeval.sources import ReadRequest
+
+    return by_name("lmeval").read([ReadRequest(run, None, None, None)], 1, None)[0]
+
+
+def _malformed(got) -> int:
+    return sum(p.count for p in got.problems if p.kind == "malformed")
+
+
+def test_json_lines_whose_first_line_starts_with_a_bracket_lose_that_line_only(tmp_path):
+    b = tmp_path / "b"
+    task = ours("mmlu_x", "1101")
+    task["postforget_mmlu_x"][0] = '["a stray list", 1]\n'  # a corrupt first line that happens to open with [
+    write_run(b, task)
+    got = _read(find_runs(b).task_runs[0])
+    assert got.rows.columns["doc_id"] == [1, 2, 3]
+    assert got.rows.columns["correct"] == [1, 0, 1]
+    assert _malformed(got) == 1
+
+
+def test_an_old_layout_array_with_one_corrupt_element_loses_that_element_only(tmp_path):
+    from tests.helpers.lmeval_runs import write_old_run
+
+    old = tmp_path / "old"
+    write_old_run(old, ours("mmlu_x", "10110"))
+    (samples,) = old.glob("*_postforget_mmlu_x.jsonl")
+    text = samples.read_text(encoding="utf-8")
+    third = text.index('"doc_id": 2')
+    samples.write_text(text[:third] + '"doc_id": 2, "doc": {"question": "cut' + text[text.index("\n  },", third) :])
+    run = find_runs(old).task_runs[0]
+    got = _read(run)
+    assert got.rows.columns["doc_id"] == [0, 1, 3, 4]
+    assert got.rows.columns["correct"] == [1, 0, 1, 0]
+    assert got.rows.columns["locator"] == [0, 1, 3, 4]  # element indices: item 4 is read back as item 4
+    assert _malformed(got) == 1
+    assert by_name("lmeval").load_item(str(samples), 4).doc_id == 4
+
+
+@pytest.mark.parametrize("record", [True, False])
+def test_a_line_cut_and_run_into_the_next_is_a_malformed_line(tmp_path, record):
+    from tests.helpers.lmeval_runs import ordinary
+
+    b = tmp_path / "b"
+    task = ours("mmlu_x", "101") if record else ordinary("plain", "101")
+    lines = next(iter(task.values()))
+    for cut in range(1, len(lines[0]) - 1, 13):
+        write_run(b, {next(iter(task)): [lines[0][:cut] + lines[1], lines[2]]})
+        got = _read(find_runs(b).task_runs[0])
+        assert got.rows.columns["doc_id"] == [2], cut  # never item 0 carrying item 1's hash and score
+        assert _malformed(got) == 1, cut
