@@ -157,6 +157,16 @@ def _problems(request: ReadRequest, read: SamplesRead) -> list[Problem]:
                 read.no_metric,
             )
         )
+    if read.bad_k:
+        out.append(
+            Problem(
+                path,
+                f"{read.bad_k} item(s) without a usable chance k (a number above 1; {', '.join(read.bad_k_items)}): "
+                "their sub-benchmark gets no chance baseline (F_chance, F_true and BT_true left empty)",
+                "bad_k",
+                read.bad_k,
+            )
+        )
     if read.not_rescorable:
         out.append(
             Problem(

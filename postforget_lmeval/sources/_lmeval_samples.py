@@ -143,6 +143,8 @@ class SamplesRead:
         self.n_non_binary = 0
         self.no_metric = 0
         self.not_rescorable = 0  # postforget records whose doc lacks pf_options/pf_gold/pf_format
+        self.bad_k = 0  # postforget records whose k is missing, not a number or <= 1
+        self.bad_k_items: list[str] = []  # a few of them
         self.metrics_seen: list[str] = []
         self.metric_used: str | None = None
         self.filter_seen: str | None = None
@@ -201,9 +203,8 @@ class SamplesRead:
             extractor = rec.get("extractor")
             if extractor and extractor not in self.extractors:
                 self.extractors.append(extractor)
-            k = rec.get("k")
             row = Row(
-                doc_id, hashed, rep, correct, locator, float(k) if isinstance(k, (int, float)) else math.nan,
+                doc_id, hashed, rep, correct, locator, self._chance_k(rec.get("k"), doc_id),
                 excerpt(rec.get("answer")), excerpt(rec.get("gold")), rec.get("status"), rec.get("subtask"),
                 rec.get("category"), _logged_chars(sample, rep), None, correct,
             )  # fmt: skip
@@ -249,6 +250,16 @@ class SamplesRead:
             self.rows.append(
                 Row(doc_id, hashed, rep, correct, locator, response_chars=chars, correct_logged=correct, **logged)
             )
+
+    def _chance_k(self, k: Any, doc_id: int) -> float:
+        """A record's k, a number above 1; else NaN, counted with the item: one such item leaves its
+        sub-benchmark without a chance baseline, which must not go unsaid."""
+        if isinstance(k, (int, float)) and not isinstance(k, bool) and math.isfinite(k) and k > 1:
+            return float(k)
+        self.bad_k += 1
+        if len(self.bad_k_items) < 3:
+            self.bad_k_items.append(f"doc {doc_id}: k={textwrap.shorten(repr(k), 20, placeholder=' ...')}")
+        return math.nan
 
     def _bad_value(self, value: Any) -> None:
         self.n_non_binary += 1

@@ -168,3 +168,30 @@ def test_a_line_cut_and_run_into_the_next_is_a_malformed_line(tmp_path, record):
         got = _read(find_runs(b).task_runs[0])
         assert got.rows.columns["doc_id"] == [2], cut  # never item 0 carrying item 1's hash and score
         assert _malformed(got) == 1, cut
+
+
+def test_an_item_without_a_usable_chance_k_is_named_and_the_category_says_what_it_averages(tmp_path):
+    import json
+
+    b, a = dirs(tmp_path)
+    for root, bits in ((b, ("1100", "1010")), (a, ("1010", "0110"))):
+        tasks = {**ours("mmlu_x", bits[0], category="Logic"), **ours("mmlu_y", bits[1], category="Logic")}
+        lines = tasks["postforget_mmlu_y"]
+        for doc_id, k in ((1, 1), (2, "four"), (3, None)):
+            sample = json.loads(lines[doc_id])
+            if k is None:
+                del sample["postforget"]["k"]
+            else:
+                sample["postforget"]["k"] = k
+            lines[doc_id] = json.dumps(sample) + "\n"
+        write_run(root, tasks, seed=1)
+    result = pair(b, a)
+    rows = result.subtasks.set_index("subtask")
+    assert rows.loc["mmlu_x", "k"] == 4.0 and rows.loc["mmlu_y", "F_true"] != rows.loc["mmlu_y", "F_true"]  # NaN
+    bad = [p for p in result.summary["problems"]["before"] if p["kind"] == "bad_k"]
+    assert [p["count"] for p in bad] == [3]
+    assert "doc 1: k=1, doc 2: k='four', doc 3: k=None" in bad[0]["problem"]
+    assert any("category Logic: F_chance, F_true and BT_true average 1 of its 2" in w for w in result.warnings)
+    logic = result.categories.query("category == 'Logic' and average == 'macro'").iloc[0]
+    assert logic["n_subtasks"] == 2
+    assert logic["F_true_mean"] == rows.loc["mmlu_x", "F_true"]
