@@ -68,7 +68,10 @@ def _cached(options: tuple[str, ...]) -> Options:
 
 
 def options_of(options: Sequence[str]) -> Options:
-    """The item's options, shared by the responses to one item (both sides, every seed and replicate)."""
+    """The item's options, shared by the responses to one item (both sides, every seed and replicate).
+    Anything but a list or tuple (None, a string) is an item without option texts: the extractor never raises."""
+    if not isinstance(options, (list, tuple)):
+        options = ()
     try:
         return _cached(tuple(options))
     except TypeError:  # unhashable option values

@@ -89,6 +89,7 @@ class Discovery:
     task_runs: list[TaskRun] = field(default_factory=list)
     problems: list[dict[str, str]] = field(default_factory=list)  # {'path', 'problem'}
     notes: list[str] = field(default_factory=list)  # choices made while reading the layout
+    skipped: list[Path] = field(default_factory=list)  # samples of tasks skipped with their problem named
 
 
 def walk(root: Path, found: Discovery, hidden: list[str] | None = None) -> Iterator[tuple[Path, list[str]]]:

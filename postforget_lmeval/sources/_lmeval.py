@@ -79,6 +79,7 @@ def read_file(request: ReadRequest) -> RunRead:
     with open(str(request.run.samples_path), "rb", buffering=READ_BYTES) as f:
         array = _array(f)
         if array is not None:
+            read.unit = "element"
             for i, element in enumerate(array):
                 read.sample(element, i)
         else:
@@ -136,7 +137,9 @@ def _problems(request: ReadRequest, read: SamplesRead) -> list[Problem]:
         )
     if read.malformed:
         n = len(read.malformed)
-        out.append(Problem(path, f"{n} malformed line(s) skipped (first at byte {read.malformed[0]})", "malformed", n))
+        why = ", ".join(f"{count} {reason}" for reason, count in read.malformed_why.items())
+        first = f"{read.unit} {read.malformed[0]}"
+        out.append(Problem(path, f"{n} malformed line(s) skipped ({why}; first at {first})", "malformed", n))
     if read.n_non_binary:
         out.append(
             Problem(

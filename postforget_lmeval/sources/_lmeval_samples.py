@@ -60,9 +60,28 @@ def option_lls(filtered: Any) -> list[float] | None:
         return None
 
 
+def not_a_sample(value: Any) -> str | None:
+    """Why ``value`` is not a logged sample (an object with an integer doc_id that fits 64 bits and its doc, or
+    at least the doc's hash); None when it is one."""
+    if not isinstance(value, dict):
+        return "not a JSON object" if value is not None else "not JSON"
+    doc_id = value.get("doc_id")
+    if isinstance(doc_id, str):
+        return "doc_id is text, not an integer"
+    if isinstance(doc_id, float):
+        return "doc_id is not a whole number that fits 64 bits"
+    if not isinstance(doc_id, int) or isinstance(doc_id, bool):
+        return "no integer doc_id"
+    if not -(2**63) <= doc_id < 2**63:
+        return "doc_id beyond 64 bits"
+    if "doc" not in value and "doc_hash" not in value:
+        return "neither doc nor doc_hash"
+    return None
+
+
 def is_sample(value: Any) -> bool:
-    """A logged sample: an object with an integer doc_id and its doc (or at least the doc's hash)."""
-    return isinstance(value, dict) and isinstance(value.get("doc_id"), int) and ("doc" in value or "doc_hash" in value)
+    """A logged sample (see :func:`not_a_sample`)."""
+    return not_a_sample(value) is None
 
 
 def _nth_text(value: Any, rep: int) -> str | None:
@@ -138,6 +157,8 @@ class SamplesRead:
         self.lines = 0
         self.filter_lines = 0  # samples of the chosen filter, scored or not
         self.malformed: list[int] = []  # locators
+        self.unit = "byte"  # what a locator counts: bytes of a JSON-lines file, elements of a JSON array
+        self.malformed_why: dict[str, int] = {}  # why a line is not a sample -> how many
         self.truncated: int | None = None  # byte offset of an unterminated, unparsable last line
         self.non_binary: list[str] = []  # a few example values
         self.n_non_binary = 0
@@ -170,8 +191,10 @@ class SamplesRead:
     def sample(self, sample: Any, locator: int) -> None:
         """One logged sample (a parsed line, or an element of a JSON-array log) found at ``locator``."""
         self.lines += 1
-        if not is_sample(sample):
+        why = not_a_sample(sample)
+        if why is not None:
             self.malformed.append(locator)
+            self.malformed_why[why] = self.malformed_why.get(why, 0) + 1
             return
         if "doc_hash" not in sample:  # 0.4.0-0.4.2: lm-eval's own hash, and the one filter 'none'
             sample["doc_hash"] = doc_hash(sample.get("doc"))
@@ -214,7 +237,7 @@ class SamplesRead:
         """``row`` with its answer re-extracted from the logged response and doc (kept where that cannot be done)."""
         from postforget_lmeval.scoring.rescoring import rescore  # only rescoring pays for the extractor's import
 
-        doc = sample.get("doc") or {}
+        doc = sample.get("doc") if isinstance(sample.get("doc"), dict) else {}
         response = _scored_text(sample, row.replicate)
         options, gold, fmt = doc.get("pf_options"), doc.get("pf_gold"), doc.get("pf_format")
         if response is None or not isinstance(options, list) or not isinstance(gold, str) or not fmt:
@@ -283,7 +306,7 @@ def _as_text(value: Any) -> str:
 
 def loaded_item(sample: dict[str, Any]) -> LoadedItem:
     """A logged sample (one parsed line or array element) as ``show`` and the analyses read it."""
-    doc = sample.get("doc") or {}
+    doc = sample.get("doc") if isinstance(sample.get("doc"), dict) else {}
     args = sample.get("arguments") or {}
     first = args.get("gen_args_0") if isinstance(args, dict) else (args[0] if args else None)
     prompt = first.get("arg_0") if isinstance(first, dict) else (first[0] if isinstance(first, list) else None)
