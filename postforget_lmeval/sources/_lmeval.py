@@ -29,7 +29,7 @@ from postforget_lmeval.sources._base import (
     item_rows,
     walk,
 )
-from postforget_lmeval.sources._lmeval_samples import AUTO_METRICS, SamplesRead, is_sample, loaded_item
+from postforget_lmeval.sources._lmeval_samples import AUTO_METRICS, SamplesRead, is_sample, loaded_item, parse_line
 
 PARALLEL_MIN_BYTES = 64 << 20  # less than this is read here: starting worker processes would cost more
 READ_BYTES = 1 << 20  # the file buffer: lines are taken from reads of this size
@@ -212,7 +212,7 @@ def _sample_at(f: BinaryIO, locator: int, array: list[Any] | None) -> dict[str, 
         found = array[locator]
     else:
         f.seek(locator)
-        found = orjson.loads(f.readline())
+        found = parse_line(f.readline())
     if not is_sample(found):
         raise ValueError(f"no logged sample at {locator}")
     return found

@@ -45,6 +45,19 @@ def lfs_pointer(path: Path) -> str | None:
     )
 
 
+COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".zip")
+
+
+def compressed(samples: Path) -> tuple[Path, str | None]:
+    """A samples file found only compressed (``samples_x.jsonl.gz``): named as such, not taken for a run
+    made without --log_samples, which would send its user back to the GPU."""
+    for suffix in COMPRESSED:
+        packed = samples.with_name(samples.name + suffix)
+        if packed.is_file():
+            return packed, f"is compressed ({suffix}): decompress it beside its results file and pair again"
+    return samples, None
+
+
 def _seed_from_kwargs(value: Any) -> int | None:
     """``seed`` from model_args / gen_kwargs, logged as a dict or as lm-eval's ``k=v,k=v`` string."""
     if isinstance(value, str):
@@ -168,6 +181,7 @@ def _task_runs(results_path: Path, date: str | None, data: dict[str, Any], found
         filters = tuple(f["name"] for f in task_config.get("filter_list") or [] if isinstance(f, dict) and "name" in f)
         filters = filters or tuple(dict.fromkeys(f for _, f in keys)) or ("none",)
         samples = results_path.parent / name
+        samples, unusable = (samples, lfs_pointer(samples)) if samples.is_file() else compressed(samples)
         has_samples = samples.is_file()
         process = str(task_config.get("process_results") or "")
         out.append(
@@ -188,7 +202,7 @@ def _task_runs(results_path: Path, date: str | None, data: dict[str, Any], found
                 max_gen_toks=_max_gen_toks(config, task_config),
                 response_prefix="Answer:" if "base_direct" in process else "",
                 samples_bytes=samples.stat().st_size if has_samples else 0,
-                unusable=lfs_pointer(samples) if has_samples else None,
+                unusable=unusable,
             )
         )
     return out

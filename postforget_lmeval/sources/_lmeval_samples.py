@@ -60,6 +60,25 @@ def option_lls(filtered: Any) -> list[float] | None:
         return None
 
 
+BOM = b"\xef\xbb\xbf"
+
+
+def parse_line(line: bytes) -> Any:
+    """One JSON line; a UTF-8 byte order mark before it (an editor's save) is not part of the sample."""
+    return orjson.loads(line[3:] if line.startswith(BOM) else line)
+
+
+def _not_json(line: bytes) -> str:
+    """Why a line is not JSON, named where a tool can be blamed: NUL bytes, invalid UTF-8."""
+    if b"\x00" in line:
+        return "NUL bytes (a file zero-filled after a crash?)"
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return f"not valid UTF-8 (byte {e.start} of the line)"
+    return "not JSON"
+
+
 def not_a_sample(value: Any) -> str | None:
     """Why ``value`` is not a logged sample (an object with an integer doc_id that fits 64 bits and its doc, or
     at least the doc's hash); None when it is one."""
@@ -180,18 +199,19 @@ class SamplesRead:
     def line(self, line: bytes, offset: int) -> None:
         """One line of a samples file, starting at byte ``offset``; only the last one may lack its newline."""
         try:
-            sample = orjson.loads(line)
+            sample = parse_line(line)
         except orjson.JSONDecodeError:
             sample = None
         if not line.endswith(b"\n") and not is_sample(sample):
             self.truncated = offset  # the last line, cut mid-way: an interrupted run
             return
-        self.sample(sample, offset)
+        self.sample(sample, offset, None if sample is not None else _not_json(line))
 
-    def sample(self, sample: Any, locator: int) -> None:
-        """One logged sample (a parsed line, or an element of a JSON-array log) found at ``locator``."""
+    def sample(self, sample: Any, locator: int, why: str | None = None) -> None:
+        """One logged sample (a parsed line, or an element of a JSON-array log) found at ``locator``; ``why``:
+        why a line did not parse."""
         self.lines += 1
-        why = not_a_sample(sample)
+        why = why or not_a_sample(sample)
         if why is not None:
             self.malformed.append(locator)
             self.malformed_why[why] = self.malformed_why.get(why, 0) + 1
