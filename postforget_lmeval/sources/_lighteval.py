@@ -54,7 +54,12 @@ def _results(path: Path, found: Discovery) -> dict[str, Any] | None:
         return None
     except ValueError:
         return None
-    return data if isinstance(data, dict) and "config_general" in data else None
+    if not isinstance(data, dict) or "config_general" not in data:
+        return None
+    if not isinstance(data["config_general"], dict):
+        found.problems.append({"path": str(path), "problem": "'config_general' is not an object; skipped"})
+        return None
+    return data
 
 
 def _generation(config: dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -62,7 +67,8 @@ def _generation(config: dict[str, Any]) -> tuple[dict[str, Any], str]:
     for where, params in (
         ("config_general.generation_parameters", config.get("generation_parameters")),
         ("config_general.model_config.generation_parameters",
-         (config.get("model_config") or {}).get("generation_parameters")),
+         (config.get("model_config") if isinstance(config.get("model_config"), dict) else {}).get(
+             "generation_parameters")),
     ):  # fmt: skip
         if isinstance(params, dict):
             return params, where
@@ -73,12 +79,16 @@ def _seed(config: dict[str, Any]) -> tuple[int | None, str]:
     params, where = _generation(config)
     if params.get("seed") is None:
         return None, f"none logged ({where} has no seed)"
-    return int(params["seed"]), f"{where}.seed"
+    try:
+        return int(params["seed"]), f"{where}.seed"
+    except (TypeError, ValueError):
+        return None, f"none usable ({where}.seed is {params['seed']!r}, not a whole number)"
 
 
 def _task_config(data: dict[str, Any], logged: str) -> dict[str, Any]:
-    tasks = data.get("config_tasks") or {}
-    return tasks.get(logged) or tasks.get(logged.rsplit("|", 1)[0]) or {}
+    tasks = data.get("config_tasks") if isinstance(data.get("config_tasks"), dict) else {}
+    found = tasks.get(logged) or tasks.get(logged.rsplit("|", 1)[0])
+    return found if isinstance(found, dict) else {}
 
 
 class LightEvalSource(Source):

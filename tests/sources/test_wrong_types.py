@@ -12,6 +12,7 @@ import pytest
 
 from postforget_lmeval import PairingError, extract_answer, pair
 from postforget_lmeval.cli import main
+from tests.helpers import paths
 from tests.helpers.lmeval_runs import ours, write_run
 
 TASK = "postforget_mmlu_x"
@@ -101,3 +102,32 @@ def test_a_doc_that_is_a_list_under_rescore_keeps_its_logged_score(tmp_path):
 @pytest.mark.parametrize("options", [None, "ABCD", 7])
 def test_extract_answer_never_raises_on_odd_options(options):
     assert extract_answer("So the answer is (B).", options).answer == "B"
+
+
+def _lighteval_copy(tmp_path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
+    import shutil
+
+    root = tmp_path / "before"
+    shutil.copytree(paths.FIXTURES / "lighteval" / "v0_13" / "before", root)
+    for results in root.rglob("results_*.json"):
+        edit_results(results, change)
+    return root
+
+
+def test_a_lighteval_seed_that_is_not_a_number_is_named_not_a_traceback(tmp_path):
+    from postforget_lmeval.sources import by_name
+
+    def odd_seed(data: dict[str, Any]) -> None:
+        data["config_general"]["model_config"]["generation_parameters"]["seed"] = "abc"
+
+    runs = by_name("lighteval").find_runs(_lighteval_copy(tmp_path, odd_seed)).task_runs
+    assert runs and {r.seed for r in runs} == {None}
+    assert all("'abc', not a whole number" in r.seed_source for r in runs)
+
+
+def test_a_lighteval_config_that_is_not_an_object_is_named(tmp_path):
+    from postforget_lmeval.sources import by_name
+
+    found = by_name("lighteval").find_runs(_lighteval_copy(tmp_path, lambda d: d.__setitem__("config_general", [])))
+    assert found.task_runs == [] and len(found.problems) >= 2
+    assert all("not an object" in p["problem"] or "no results_" in p["problem"] for p in found.problems)
