@@ -76,18 +76,21 @@ def _elements(data: bytes) -> list[Any]:
 def read_file(request: ReadRequest) -> RunRead:
     """Every sample of the request's samples file, one line at a time (a JSON-array log: one element at a time)."""
     read = SamplesRead(request)
-    with open(str(request.run.samples_path), "rb", buffering=READ_BYTES) as f:
-        array = _array(f)
-        if array is not None:
-            read.unit = "element"
-            for i, element in enumerate(array):
-                read.sample(element, i)
-        else:
-            f.seek(0)
-            offset = 0
-            for line in f:
-                read.line(line, offset)
-                offset += len(line)
+    try:
+        with open(str(request.run.samples_path), "rb", buffering=READ_BYTES) as f:
+            array = _array(f)
+            if array is not None:
+                read.unit = "element"
+                for i, element in enumerate(array):
+                    read.sample(element, i)
+            else:
+                f.seek(0)
+                offset = 0
+                for line in f:
+                    read.line(line, offset)
+                    offset += len(line)
+    except OSError as e:  # gone or locked since the runs were found
+        read.unreadable = e.strerror or type(e).__name__
     return _run_read(request, read)
 
 
@@ -96,10 +99,18 @@ def _ignore_ctrl_c() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _size(path: str) -> int:
+    """Bytes of a samples file to read; 0 when it has gone (reading it names the cause)."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
 def read_files(requests: Sequence[ReadRequest], jobs: int, progress: Progress | None) -> list[RunRead]:
     """One RunRead per request, in order; files are read by up to ``jobs`` worker processes when there is much
     to read. ``progress`` is told the bytes read as each file is done."""
-    sizes = [os.path.getsize(str(r.run.samples_path)) for r in requests]
+    sizes = [_size(str(r.run.samples_path)) for r in requests]
     total, done = sum(sizes), 0
     out: list[Any] = [None] * len(requests)
     if jobs <= 1 or len(requests) <= 1 or total < PARALLEL_MIN_BYTES:
@@ -124,6 +135,8 @@ def _problems(request: ReadRequest, read: SamplesRead) -> list[Problem]:
     """Every problem met while reading one file, worded for the user."""
     run, path = request.run, str(request.run.samples_path)
     out = []
+    if read.unreadable:
+        out.append(Problem(path, f"cannot be read ({read.unreadable}); its items are not read", "unreadable"))
     if run.n_expected is not None and read.lines and read.filter_lines < run.n_expected:
         message = f"holds {read.filter_lines} of the {run.n_expected} items lm-eval evaluated"
         out.append(Problem(path, message, "incomplete"))

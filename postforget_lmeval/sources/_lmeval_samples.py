@@ -176,6 +176,7 @@ class SamplesRead:
         self.lines = 0
         self.filter_lines = 0  # samples of the chosen filter, scored or not
         self.malformed: list[int] = []  # locators
+        self.unreadable: str | None = None  # why the file could not be read (it went, or was locked)
         self.unit = "byte"  # what a locator counts: bytes of a JSON-lines file, elements of a JSON array
         self.malformed_why: dict[str, int] = {}  # why a line is not a sample -> how many
         self.truncated: int | None = None  # byte offset of an unterminated, unparsable last line

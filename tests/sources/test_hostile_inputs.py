@@ -195,3 +195,15 @@ def test_an_item_without_a_usable_chance_k_is_named_and_the_category_says_what_i
     logic = result.categories.query("category == 'Logic' and average == 'macro'").iloc[0]
     assert logic["n_subtasks"] == 2
     assert logic["F_true_mean"] == rows.loc["mmlu_x", "F_true"]
+
+
+def test_a_samples_file_gone_between_finding_and_reading_is_a_problem_not_a_traceback(tmp_path):
+    from postforget_lmeval.sources import ReadRequest
+
+    b = tmp_path / "b"
+    write_run(b, ours("mmlu_x", "10"))
+    run = find_runs(b).task_runs[0]
+    run.samples_path.unlink()
+    got = by_name("lmeval").read([ReadRequest(run, None, None, None)], 1, None)[0]
+    assert len(got.rows) == 0
+    assert [(p.kind, "No such file" in p.message) for p in got.problems] == [("unreadable", True)]
