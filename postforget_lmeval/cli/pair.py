@@ -136,7 +136,7 @@ def command(argv: Sequence[str]) -> int:
         result = pair(args.before, args.after, options(args), progress=bar)
         if args.paper_pair:
             result.summary["paper_pair"] = args.paper_pair
-    except PairingError as e:
+    except (PairingError, OSError) as e:  # OSError: a run folder or file that cannot be read
         return failed(err, e)
     finally:
         if bar:

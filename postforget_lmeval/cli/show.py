@@ -74,9 +74,13 @@ def show_items(
         raise PairingError(f"{path} not found: run `postforget-pair BEFORE AFTER -o {out_dir}` first")
     if transition not in TRANSITIONS.values():
         raise PairingError(f"--transition must be one of {', '.join(TRANSITIONS.values())}, not {transition!r}")
-    df = pd.read_parquet(path, filters=[("subtask", "==", subtask)])
+    try:
+        df = pd.read_parquet(path, filters=[("subtask", "==", subtask)])
+        names = [] if not df.empty else pd.read_parquet(path, columns=["subtask"])["subtask"].astype(str).unique()
+    except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
+        raise PairingError(f"cannot read {path} ({e}): re-run postforget-pair to write it again") from e
     if df.empty:
-        names = pd.read_parquet(path, columns=["subtask"])["subtask"].astype(str).unique().tolist()
+        names = list(names)
         close = difflib.get_close_matches(subtask, names, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else f"; sub-benchmarks: {listing(sorted(names), 20)}"
         raise PairingError(f"no sub-benchmark {subtask!r} in {path}{hint}")

@@ -98,3 +98,12 @@ def test_show_on_a_changed_file_says_it_changed_not_that_it_moved(tmp_path, caps
     assert main(["show", str(out), "--subtask", "mmlu_x"]) == 1
     err = capsys.readouterr().err
     assert "changed since pairing" in err and "moved" not in err
+
+
+def test_show_on_a_broken_samples_parquet_is_one_message(tmp_path, capsys):
+    _, out = paired(tmp_path, "11", "01")
+    (out / "samples.parquet").write_bytes(b"PAR1 not really")
+    capsys.readouterr()
+    assert main(["show", str(out), "--subtask", "mmlu_x"]) == 1
+    err = capsys.readouterr().err
+    assert "cannot read" in err and "samples.parquet" in err and "Traceback" not in err
