@@ -29,8 +29,9 @@ from postforget_lmeval.report.csv_safe import write_csv
 
 MARKER = ".postforget-output"
 """Written into every output folder: a folder holding it may be replaced whole by the next run."""
-OWN_FILES = (MARKER, "summary.json", "pairs.csv", "sensitivity.csv")
-"""A folder holding one of these was written by a pairing (earlier versions wrote no marker)."""
+OWN_FILES = (MARKER, "summary.json", "subtasks.csv", "samples.parquet", "pairs.csv", "sensitivity.csv")
+"""A folder holding one of these was written by a pairing (earlier versions wrote no marker, and an
+interrupted one may lack summary.json)."""
 _RENAME_EXCHANGE = 2  # Linux renameat2 flag: swap two paths in one step
 _AT_FDCWD = -100
 
