@@ -151,7 +151,8 @@ def _task_problem(task: str, task_config: Any, entry: Any) -> str | None:
     if entry is not None and not isinstance(entry, dict):
         return f"task {task}: its 'results' entry is {type(entry).__name__}, not an object"
     repeats = task_config.get("repeats")
-    if repeats is not None and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1):
+    whole = isinstance(repeats, int) and not isinstance(repeats, bool) or isinstance(repeats, str) and repeats.isdigit()
+    if repeats is not None and not (whole and int(repeats) >= 1):
         return f"task {task}: repeats is {repeats!r}, not a whole number of at least 1"
     return None
 
@@ -197,7 +198,7 @@ def _task_runs(results_path: Path, date: str | None, data: dict[str, Any], found
                 metrics=metrics,
                 group=_innermost_group(task, group_subtasks),
                 n_expected=_effective(n_samples.get(task)),
-                repeats=task_config.get("repeats") or 1,
+                repeats=int(task_config.get("repeats") or 1),
                 self_scored="postforget" in metrics or (not metrics and task.startswith("postforget_")),
                 max_gen_toks=_max_gen_toks(config, task_config),
                 response_prefix="Answer:" if "base_direct" in process else "",
