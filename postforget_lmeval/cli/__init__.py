@@ -4,14 +4,30 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 __all__ = ["main", "main_tool"]
 
 
+INTERRUPTED = 130
+"""The exit status of a command stopped by Ctrl-C, as shells give it."""
+
+
+def _interruptible(prog: str, command: Callable[[list[str]], int], argv: Sequence[str] | None) -> int:
+    """Ctrl-C prints one line and exits 130, not a traceback; an output folder keeps its previous set."""
+    try:
+        return command(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted; the output folder, if any, keeps its previous files", file=sys.stderr)
+        return INTERRUPTED
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``postforget-pair``: pair two directories, several (``multi``, ``chain``), or ``show`` the items that changed."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    return _interruptible("postforget-pair", _pair, argv)
+
+
+def _pair(argv: list[str]) -> int:
     if argv[:1] == ["show"]:
         from postforget_lmeval.cli import show
 
@@ -29,4 +45,4 @@ def main_tool(argv: Sequence[str] | None = None) -> int:
     """``postforget``: see :mod:`postforget_lmeval.cli.tool`."""
     from postforget_lmeval.cli import tool
 
-    return tool.main(argv)
+    return _interruptible("postforget", tool.main, argv)

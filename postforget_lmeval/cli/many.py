@@ -20,7 +20,7 @@ def command(name: str, argv: Sequence[str]) -> int:
         own.add_argument("--pair", action="append", default=[], metavar="NAME=BEFORE_DIR,AFTER_DIR")
     else:
         own.add_argument("dirs", nargs="+", metavar="DIR")
-    own.add_argument("-o", "--output", required=True, metavar="OUT_DIR")
+    own.add_argument("-o", "--output", required=True, type=pair_command.output_dir, metavar="OUT_DIR")
     known, rest = own.parse_known_args(argv)
     args = pair_command.parser().parse_args(["BEFORE_DIR", "AFTER_DIR", "-o", known.output, *rest])
     out, err = consoles()

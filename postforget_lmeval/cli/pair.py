@@ -24,6 +24,13 @@ USAGE = (
 )
 
 
+def output_dir(value: str) -> str:
+    """``-o``: a folder name (``-o ''`` would write into the current folder)."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("name the output folder (an empty name would be the current folder)")
+    return value
+
+
 def _patterns(value: str) -> list[str]:
     return [p.strip() for p in value.split(",") if p.strip()]
 
@@ -37,7 +44,10 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("before", metavar="BEFORE_DIR", help="lm-eval --output_path of the model before post-training")
     p.add_argument("after", metavar="AFTER_DIR", help="lm-eval --output_path of the model after post-training")
-    p.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="where to write the results (created)")
+    p.add_argument(
+        "-o", "--output", required=True, type=output_dir, metavar="OUT_DIR",
+        help="where to write the results (created; replaced whole on every run)",
+    )  # fmt: skip
     p.add_argument("--metric", help="per-sample 0/1 metric of ordinary lm-eval tasks (default: acc, else exact_match)")
     p.add_argument(
         "--filter", help="filter to use for tasks that log several (default: the task's first, e.g. strict-match)"
@@ -126,14 +136,14 @@ def command(argv: Sequence[str]) -> int:
         result = pair(args.before, args.after, options(args), progress=bar)
         if args.paper_pair:
             result.summary["paper_pair"] = args.paper_pair
-    except PairingError as e:
+    except (PairingError, OSError) as e:  # OSError: a run folder or file that cannot be read
         return failed(err, e)
     finally:
         if bar:
             bar.stop()
     try:
         written = write_outputs(result, args.output, plot=not args.no_plot)
-    except OSError as e:
+    except (PairingError, OSError) as e:
         return failed(err, e, args.output)
     if not args.quiet:
         out.print(rich_table(result))

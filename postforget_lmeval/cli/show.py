@@ -44,10 +44,15 @@ def _response(item: LoadedItem, replicate: int) -> str:
 def _load(source: str, path: str, locator: int, doc_id: int) -> LoadedItem:
     try:
         item = sources.by_name(source).load_item(path, int(locator))
-    except (OSError, ValueError, IndexError, KeyError) as e:
+    except OSError as e:
         raise PairingError(
-            f"cannot read the logged item at {locator} of {path} ({e}): "
-            "the file moved or changed since pairing; re-run postforget-pair"
+            f"cannot read the logged item at {locator} of {path} ({e}): the file moved or cannot be read; "
+            "restore it, or re-run postforget-pair"
+        ) from e
+    except (ValueError, IndexError, KeyError) as e:
+        raise PairingError(
+            f"the logged item at {locator} of {path} cannot be read back ({e}): the file changed since pairing; "
+            "re-run postforget-pair"
         ) from e
     if item.doc_id is not None and item.doc_id != doc_id:
         raise PairingError(f"{path} changed since pairing ({locator} is not doc_id {doc_id}); re-run postforget-pair")
@@ -61,16 +66,21 @@ def show_items(
     seed: str | None = None,
     limit: int | None = 20,
     responses: bool = False,
-) -> list[dict[str, Any]]:
-    """The items of one sub-benchmark that made ``transition``, with question, gold and both answers."""
+) -> tuple[list[dict[str, Any]], int]:
+    """The first ``limit`` items of one sub-benchmark that made ``transition``, with question, gold and both
+    answers, and how many made it in all."""
     path = Path(out_dir) / "samples.parquet"
     if not path.is_file():
         raise PairingError(f"{path} not found: run `postforget-pair BEFORE AFTER -o {out_dir}` first")
     if transition not in TRANSITIONS.values():
         raise PairingError(f"--transition must be one of {', '.join(TRANSITIONS.values())}, not {transition!r}")
-    df = pd.read_parquet(path, filters=[("subtask", "==", subtask)])
+    try:
+        df = pd.read_parquet(path, filters=[("subtask", "==", subtask)])
+        names = [] if not df.empty else pd.read_parquet(path, columns=["subtask"])["subtask"].astype(str).unique()
+    except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
+        raise PairingError(f"cannot read {path} ({e}): re-run postforget-pair to write it again") from e
     if df.empty:
-        names = pd.read_parquet(path, columns=["subtask"])["subtask"].astype(str).unique().tolist()
+        names = list(names)
         close = difflib.get_close_matches(subtask, names, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else f"; sub-benchmarks: {listing(sorted(names), 20)}"
         raise PairingError(f"no sub-benchmark {subtask!r} in {path}{hint}")
@@ -82,6 +92,7 @@ def show_items(
                 f"no seed {seed} for {subtask} with transition {transition}; seeds: {', '.join(sorted(seeds.unique()))}"
             )
         df = df[seeds == str(seed)]
+    total = len(df)
     df = df.sort_values(["seed", "doc_id"]).head(limit) if limit else df.sort_values(["seed", "doc_id"])
     items = []
     for r in df.itertuples(index=False):
@@ -103,7 +114,17 @@ def show_items(
             item["response_before"] = _response(before, int(r.replicate))
             item["response_after"] = _response(after, int(r.replicate))
         items.append(item)
-    return items
+    return items, total
+
+
+def _count(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a count: give 0 (all) or a positive number")
+    return number
 
 
 def parser() -> argparse.ArgumentParser:
@@ -121,7 +142,7 @@ def parser() -> argparse.ArgumentParser:
         help="1->0 forgotten (default), 0->1 gained",
     )
     p.add_argument("--seed", help="only this seed label (as in subtasks.csv)")
-    p.add_argument("--limit", type=int, default=20, help="at most this many items (default 20; 0 for all)")
+    p.add_argument("--limit", type=_count, default=20, help="at most this many items (default 20; 0 for all)")
     p.add_argument("--responses", action="store_true", help="also print the end of both responses")
     return p
 
@@ -130,11 +151,14 @@ def command(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
     out, err = consoles()
     try:
-        items = show_items(args.out_dir, args.subtask, args.transition, args.seed, args.limit or None, args.responses)
+        items, total = show_items(
+            args.out_dir, args.subtask, args.transition, args.seed, args.limit or None, args.responses
+        )
     except PairingError as e:
         return failed(err, e)
     what = {"1->0": "forgotten", "0->1": "gained", "1->1": "kept", "0->0": "never right"}[args.transition]
-    out.print(f"[bold]{len(items)} {what} item(s) of {escape(args.subtask)}[/]")
+    shown = f"the first {len(items)} of " if len(items) < total else ""
+    out.print(f"[bold]{shown}{total} {what} item(s) of {escape(args.subtask)}[/]")
     for it in items:
         out.rule(f"doc_id {it['doc_id']}  seed {escape(it['seed'])}")
         out.print(escape(it["question"]))

@@ -124,7 +124,12 @@ def _warn_seeds(report: dict[str, Any], got: Collected) -> None:
     for subtask, r in report.items():
         if r["method"] == "order" and any(x != y for x, y in r["pairs"]):
             pairs = ", ".join(f"before {x} ~ after {y}" for x, y in r["pairs"])
-            groups[f"seeds matched in sorted order (no seed shared): {pairs}"].append(subtask)
+            before = {x for x, _ in r["pairs"]} | set(r["unmatched_before"])
+            shared = sorted(before & ({y for _, y in r["pairs"]} | set(r["unmatched_after"])))
+            why = f"seeds {', '.join(shared)} are on both sides, but" if shared else "no seed shared;"
+            groups[f"seeds matched in sorted order ({why} --seed-match order pairs them in turn): {pairs}"].append(
+                subtask
+            )
         if r["unmatched_before"] or r["unmatched_after"]:
             groups[
                 f"seeds without a partner, left out: before {r['unmatched_before'] or '-'}, "

@@ -35,6 +35,19 @@ def _scored_by(req: ReadRequest, read: RunRead) -> str:
     return "+".join(read.info.get("extractors") or []) or "logged"
 
 
+def _warn_partial_chance(subtasks: pd.DataFrame, got: Collected) -> None:
+    """A category whose chance-adjusted means leave out some of the sub-benchmarks it counts says so."""
+    no_k = subtasks["k"].isna()
+    for category, rows in subtasks.groupby("category", sort=True):
+        missing = sorted(set(rows.loc[no_k[rows.index], "subtask"]))
+        counted = rows["subtask"].nunique()
+        if missing and len(missing) < counted:
+            got.warnings.append(
+                f"category {category}: F_chance, F_true and BT_true average {counted - len(missing)} of its "
+                f"{counted} sub-benchmarks; no chance baseline (an item's k missing or <= 1) for {listing(missing)}"
+            )
+
+
 def _scorers(subtasks: pd.DataFrame, got: Collected) -> list[str]:
     """Per row of ``subtasks``, who scored its figures: one name, or each side's where they differ."""
     scorers = {side: {r["task"]: r["scored_by"] for r in got.runs[side]} for side in SIDES}
@@ -129,6 +142,7 @@ def pair_runs(
     subtasks = tables.subtask_rows(paired, joined)
     subtasks["scored_by"] = pd.Series(_scorers(subtasks, got), index=subtasks.index, dtype="str")
     categories = pd.concat([metrics.aggregate(subtasks), metrics.aggregate_micro(subtasks)], ignore_index=True)
+    _warn_partial_chance(subtasks, got)
     rows = zip(*(subtasks[c].tolist() for c in ("category", "task_before", "task_after")))
     if any(c == "Safety/Truthfulness" and (b.endswith("_base") or a.endswith("_base")) for c, b, a in rows):
         got.note(

@@ -79,9 +79,10 @@ def discover(
     for n in found.notes:
         got.note(f"{side}: {n}")
     if not found.task_runs:
-        seen = listing([f"{p['path']}: {p['problem']}" for p in found.problems], 3, "; ")
+        seen = listing([f"{p['path']}: {p['problem']}" for p in found.problems] + found.notes, 3, "; ")
         raise PairingError(
-            f"no {source.layout} found under {side} directory {root} (searched every subdirectory)"
+            f"no {source.layout} found under {side} directory {root} (searched its readable subfolders, "
+            "following links, hidden folders aside)"
             + (f" [{seen}]" if seen else "")
             + ": point at the output directory of an `lm_eval ... --log_samples` (or LightEval) run"
         )

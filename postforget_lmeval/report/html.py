@@ -22,6 +22,7 @@ from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.pairing.results import PairResult
 from postforget_lmeval.report import paper
 from postforget_lmeval.report import paper_table as report
+from postforget_lmeval.report.csv_safe import write_csv
 from postforget_lmeval.scoring import option_letter
 
 N_ITEMS = 8  # most forgotten / most gained items shown, each read back from its sample log
@@ -309,7 +310,7 @@ def renderers(result: PairResult, plot: bool = True) -> dict[str, Callable[[Path
         image = plots.categories_png(result)
     tables = report.report_tables(result)
     files: dict[str, Callable[[Path], None]] = {
-        "paper_table.csv": lambda p: tables.macro.to_csv(p, index=False),
+        "paper_table.csv": lambda p: write_csv(tables.macro, p),
         "report.md": lambda p: p.write_text(report.report_markdown(result, tables), encoding="utf-8"),
         "report.html": lambda p: p.write_text(render(result, image, tables), encoding="utf-8"),
     }

@@ -26,7 +26,8 @@ from postforget_lmeval.pairing.results import PairingError, PairResult
 from postforget_lmeval.report import html as report_html
 from postforget_lmeval.report import paper, plots
 from postforget_lmeval.report import paper_table as report
-from postforget_lmeval.report.files import atomic_write, write_outputs
+from postforget_lmeval.report.csv_safe import write_csv
+from postforget_lmeval.report.files import atomic_write, moved, output_folder, write_outputs
 from postforget_lmeval.report.markdown import markdown_table
 
 
@@ -42,7 +43,8 @@ class PairSpec:
 
     @property
     def directory(self) -> str:
-        return self.slug or re.sub(r"[^\w.-]+", "_", self.label).strip("_") or "pair"
+        # no leading dot: '.' and '..' would write into or above -o, '.x' would be hidden
+        return self.slug or re.sub(r"[^\w.-]+", "_", self.label).strip("_").lstrip(".") or "pair"
 
 
 def parse_pair(text: str) -> PairSpec:
@@ -172,21 +174,21 @@ def run_pairs(
         dup = sorted({v for v in values if values.count(v) > 1})
         if dup:
             raise PairingError(f"two pairs share the {what} {', '.join(dup)}: give each pair its own name")
-    out = Path(out_dir)
     results: dict[str, PairResult] = {}
     written: list[Path] = []
-    for spec in specs:
-        try:
-            result = pair(spec.before, spec.after, options, **{**overrides, **spec.options})
-        except PairingError as e:
-            raise PairingError(f"pair {spec.label!r} ({spec.before} → {spec.after}): {e}") from e
-        result.summary["pair_label"] = spec.label
-        written += write_outputs(result, out / spec.directory, plot=plot)
-        results[spec.label] = result
-        if on_pair:
-            on_pair(spec, result)
-    written += write_table(results, out, plot=plot, directories=dict(zip(labels, dirs)))
-    return results, written
+    with output_folder(out_dir) as out:  # one set: the pairs of an earlier run are not left beside these
+        for spec in specs:
+            try:
+                result = pair(spec.before, spec.after, options, **{**overrides, **spec.options})
+            except PairingError as e:
+                raise PairingError(f"pair {spec.label!r} ({spec.before} → {spec.after}): {e}") from e
+            result.summary["pair_label"] = spec.label
+            written += write_outputs(result, out / spec.directory, plot=plot)
+            results[spec.label] = result
+            if on_pair:
+                on_pair(spec, result)
+        written += write_table(results, out, plot=plot, directories=dict(zip(labels, dirs)))
+    return results, moved(written, out, out_dir)
 
 
 def write_table(
@@ -197,8 +199,8 @@ def write_table(
     long = long_table(results)
     wide = wide_table(long)
     written = [
-        atomic_write(out / "pairs_long.csv", lambda p: long.to_csv(p, index=False)),
-        atomic_write(out / "pairs.csv", lambda p: wide.to_csv(p, index=False)),
+        atomic_write(out / "pairs_long.csv", lambda p: write_csv(long, p)),
+        atomic_write(out / "pairs.csv", lambda p: write_csv(wide, p)),
         atomic_write(out / "pairs.md", lambda p: p.write_text(table_markdown(wide), encoding="utf-8")),
     ]
     image = plots.many_pairs_png(long) if plot else None

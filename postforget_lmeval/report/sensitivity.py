@@ -26,7 +26,8 @@ from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.pairing import SIDES
 from postforget_lmeval.pairing.options import PairOptions
 from postforget_lmeval.pairing.results import PairingError, PairResult
-from postforget_lmeval.report.files import write_outputs
+from postforget_lmeval.report.csv_safe import write_csv
+from postforget_lmeval.report.files import moved, output_folder, write_outputs
 from postforget_lmeval.report.markdown import markdown_table
 from postforget_lmeval.scoring.rescoring import POLICIES
 
@@ -147,11 +148,10 @@ def markdown(sens: Sensitivity) -> str:
 
 def write(sens: Sensitivity, out_dir: str | os.PathLike[str], plot: bool = True) -> list[Path]:
     """sensitivity.csv and sensitivity.md in out_dir, and each scoring's outputs in out_dir/<scoring>/."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     written = []
-    for scoring, result in sens.results.items():
-        written += write_outputs(result, out / scoring, plot=plot)
-    sens.table.to_csv(out / "sensitivity.csv", index=False)
-    (out / "sensitivity.md").write_text(markdown(sens), encoding="utf-8")
-    return [*written, out / "sensitivity.csv", out / "sensitivity.md"]
+    with output_folder(out_dir) as out:
+        for scoring, result in sens.results.items():
+            written += write_outputs(result, out / scoring, plot=plot)
+        write_csv(sens.table, out / "sensitivity.csv")
+        (out / "sensitivity.md").write_text(markdown(sens), encoding="utf-8")
+    return moved([*written, out / "sensitivity.csv", out / "sensitivity.md"], out, out_dir)

@@ -18,6 +18,12 @@ def option_letter(index: int) -> str:
 
 
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
+# Words that make a sentence ending with an option's text no commitment to it ("is not a fish", "could be
+# anything from a cat to a fish"); "n't" is normalised to "n t".
+_OPEN = frozenset(
+    {"not", "t", "no", "never", "nor", "neither", "unclear", "could", "might", "may", "whether", "if", "either", "or",
+     "depends", "anything", "unless", "except", "rather", "instead", "than"}
+)  # fmt: skip
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
 _MINUS = re.compile(r"[-–−](?=[ \t]*\d)")  # hyphen, en dash and minus sign before a number
 
@@ -61,6 +67,20 @@ class Options:
         """The letter of the one option whose text ``text`` is, or None."""
         return self.by_text.get(normalise(text))
 
+    def letter_ending(self, text: str) -> str | None:
+        """The letter of the option whose text ``text`` ends with ("... is the one with a fish."), the longest
+        where one option's text ends another's; None when the text before it negates or hedges, or names
+        another option ("are I (Leucine) and J (Valine)")."""
+        norm = normalise(text)
+        ends = [t for t in self.by_text if norm == t or norm.endswith(" " + t)]
+        if not ends:
+            return None
+        chosen = max(ends, key=len)
+        before = norm[: len(norm) - len(chosen)]
+        if _OPEN.intersection(before.split()) or any(f" {t} " in f" {before} " for t in self.text_of.values() if t):
+            return None
+        return self.by_text[chosen]
+
 
 @lru_cache(maxsize=4096)
 def _cached(options: tuple[str, ...]) -> Options:
@@ -68,7 +88,10 @@ def _cached(options: tuple[str, ...]) -> Options:
 
 
 def options_of(options: Sequence[str]) -> Options:
-    """The item's options, shared by the responses to one item (both sides, every seed and replicate)."""
+    """The item's options, shared by the responses to one item (both sides, every seed and replicate).
+    Anything but a list or tuple (None, a string) is an item without option texts: the extractor never raises."""
+    if not isinstance(options, (list, tuple)):
+        options = ()
     try:
         return _cached(tuple(options))
     except TypeError:  # unhashable option values

@@ -39,6 +39,11 @@ _OR_LETTER = re.compile(
     r"(?:\([ \t]*[A-Za-z][ \t]*\)|\[[ \t]*[A-Za-z][ \t]*\]|[A-Z](?![A-Za-z0-9]))"
 )
 _ABBREVIATION = re.compile(r"\.[a-z]\.")  # "e.g.", "i.e." after a lone letter
+# A second option offered with its label after the first one's text: "B) a dog or C) a bird", "(A) x or (D) y".
+_OR_LABELLED = re.compile(
+    r"(?P<between>[^\n]{0,200}?)[ \t,]+(?:\bor\b|或)[ \t]+(?:either[ \t]+)?"
+    r"(?:\([ \t]*[A-Z][ \t]*\)|\[[ \t]*[A-Z][ \t]*\]|[A-Z][).:](?=[ \t]))"
+)
 _CONNECTIVES = frozenset({"because", "since", "as", "is", "are", "was", "were", "seems", "would", "should"})
 
 
@@ -105,6 +110,9 @@ def one_letter(text: str, options: Options) -> str | None:
     bracketed = match.group(1) or match.group(2)
     letter = bracketed or match.group(3)
     if (bracketed or letter.isupper()) and _OR_LETTER.match(text, match.end()):
+        return HEDGE
+    labelled = _OR_LABELLED.match(text, match.end()) if bracketed or letter.isupper() else None
+    if labelled and normalise(labelled.group("between")) in ("", options.text_of.get(letter.upper())):
         return HEDGE
     if not bracketed and not _continuation_ok(text[match.end() :], letter, options):
         return None

@@ -16,7 +16,10 @@ looks like, which prose statements and which rules after rule 3 apply to it, is 
    runs to the end. If the reply goes on with a line starting ``Question:`` or ``Q:`` (a base
    model inventing the next few-shot exemplar), only the text before that line counts, provided
    it holds an answer or the continuation has a ``Reasoning:`` or ``A:`` line (the shape of an
-   invented exemplar); otherwise (a chat model restating the question) the whole reply counts.
+   invented exemplar); otherwise (a chat model restating the question) the whole reply counts. A
+   numbered heading (``Question 2:``, ``Example 2:``) starts a next exemplar too, and so does, when
+   the text before it holds an answer, a blank line followed by a question (a line ending in ``?``)
+   with options and an answer of its own (``The odd one out is (G).`` then an invented question).
 1. Explicit markers; the last one in the reply wins: ``Answer: X`` in any case and markdown
    (``**Answer:** X``, ``**Answer: X**``, ``Final answer: X``, ``答案：X``, ``【答案】X``, also
    inside code such as ``print("Answer: X")``), a header line (``### Final Answer``,
@@ -50,7 +53,12 @@ punctuation, the end, a connective (``because``, ``is`` ...) or that option's ow
 lowercase letter followed by a word is an article (``a good approach``), not an answer. A hedge
 such as ``B or C``, ``(A) or (D)``, ``7 or 8`` or, for one-letter items, ``B and C`` or ``A、C``
 is not an answer, and it ends the search: the reply's last statement declined to choose, so an
-earlier tentative answer is not taken instead. The text of exactly one option counts as that
+earlier tentative answer is not taken instead. So is ``B) a dog or C) a bird`` (each letter with its
+option's text), and so is a statement whose sentence goes on to reject the answer it names (``the
+closest option is (J), but this is not the correct answer``): ``no_answer``. A sentence after a
+marker that ends with exactly one option's text (``the answer is the one with a fish.``) names that
+option, unless a negation or hedge (``not``, ``could``, ``either`` ...) or another option's text
+comes before it. The text of exactly one option counts as that
 option's letter; texts are compared ignoring case, punctuation, symbols and LaTeX commands but
 keeping minus signs (``\\boxed{[2 \\leq y \\leq 8]}`` is the option ``2 ≤ y ≤ 8``). Several
 letters (``letters`` format) are separated by commas, ``、``, ``and``/``和``, spaces or nothing,
@@ -132,11 +140,28 @@ _THINK_OPEN = re.compile(r"<think(?:ing)?>", re.I)
 _THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.I)
 # The start of a next exemplar ("Question:", or BBH's "Q:"), and the line that shows the text after it
 # is an invented exemplar (its reasoning) rather than a chat model restating the question.
-_NEXT_QUESTION = ("\nQuestion:", "\nQ:")
+_NEXT_QUESTION = re.compile(r"\n(?:Question|Q)(?:[ \t]*\d+)?[ \t]*:|\n(?:Example|Problem)[ \t]*\d+[ \t]*[:.]")
 _EXEMPLAR_REASONING = re.compile(r"\n(?:Reasoning|A):")
+# After a blank line, a question (its line ends with "?") followed by options and an answer of its own: a base
+# model's invented next question without a "Question:" heading. Cut there only when the text before it holds
+# an answer.
+_INVENTED_BLOCK = re.compile(
+    r"\n[ \t]*\n(?=[^\n]{1,300}\?[ \t]*\n(?:[^\n]*\n){0,6}?[ \t]*(?:Options:|\([A-Z]\)[ \t])[^\0]{0,600}?answer\b)",
+    re.I,
+)
 # What may precede a marker on its line for the answer to sit on the next line.
 _LINE_LEAD = re.compile(r"[ \t>#*_\-]*(?:(?:the|my|final|correct|so|thus|therefore)[ \t,*_]+)*", re.I)
 _BRACED = re.compile(r"((?:[^{}\n]|\{[^{}\n]*\})*)\}")
+# Where a sentence ends (and, for an option's text ending a statement, a clause): what follows is not read.
+_STOP = re.compile(r"[.!?](?=\s|$)|\n")
+_SENTENCE_END = re.compile(r"[.!?;](?=\s|$)|\n")
+# The statement's own answer rejected later in its sentence: "..., but this is not the correct answer".
+_REJECTION = re.compile(
+    r"\b(?:but|however|though|although|yet)\b[ \t,]*(?:this|that|it)[ \t]+(?:(?:option|choice|answer)[ \t]+)?"
+    r"(?:is|was|would[ \t]+be)[ \t]+(?:not|n't)[ \t]+(?:the[ \t]+)?(?:correct|right|exact|true|accurate|valid)"
+    r"|\b(?:but|however|though|although|yet)\b[ \t,]*(?:this|that|it)[ \t]+(?:is|was)[ \t]+(?:wrong|incorrect)",
+    re.I,
+)
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -170,8 +195,10 @@ def _parse(payload: str, item: _Item) -> Extraction | None:
         return None
     answer = item.format.parser.read(text, item.options)
     if item.format.lettered:
-        # An option's text, also in LaTeX ("$\\frac{1}{2}$", which cleaning has stripped of "\\").
+        # An option's text, also in LaTeX ("$\\frac{1}{2}$", which cleaning has stripped of "\\"), or a
+        # sentence that ends with one ("the one with a fish.").
         answer = answer or item.options.letter_of(text) or item.options.letter_of(payload)
+        answer = answer or item.options.letter_ending(_SENTENCE_END.split(text, 1)[0])
     if answer == HEDGE:
         return _NO_ANSWER
     return item.verdict(answer) if answer else None
@@ -271,8 +298,15 @@ def _explicit(text: str, low: str, item: _Item, line_start_only: bool = False) -
         # "Answer: the correct option is B" states its answer in prose.
         found = _parse(payload, item) or _prose(payload, _lower(payload), item)
         if found:
-            return found
+            return _NO_ANSWER if _withdrawn(text, end) else found
     return None
+
+
+def _withdrawn(text: str, start: int) -> bool:
+    """Whether the sentence that states an answer at ``start`` goes on to reject it ("the closest option is
+    (J), but this is not the correct answer")."""
+    sentence = _STOP.split(text[start : start + MAX_PAYLOAD], 1)[0]
+    return _REJECTION.search(sentence) is not None
 
 
 def _verdict(text: str, start: int, item: _Item) -> Extraction | None:
@@ -297,7 +331,7 @@ def _prose(text: str, low: str, item: _Item) -> Extraction | None:
             # answer on the next line ("The correct answer is:").
             found = _parse(_payload(text, match.end(), match.re in STATEMENT_PATTERNS), item)
         if found:
-            return found
+            return _NO_ANSWER if _withdrawn(text, match.end()) else found
     return None
 
 
@@ -370,11 +404,15 @@ def _from_text(text: str, item: _Item) -> Extraction | None:
 
 def _from_reply(reply: str, item: _Item) -> Extraction | None:
     """Rules 1-5 on the visible reply, without an invented next question (rule 0)."""
-    cuts = [at for at in (reply.find(marker) for marker in _NEXT_QUESTION) if at >= 0]
-    cut = min(cuts, default=-1)
-    if cut >= 0 and reply[:cut].strip():
-        found = _from_text(reply[:cut], item)
-        if found or _EXEMPLAR_REASONING.search(reply, cut + 2):
+    question = _NEXT_QUESTION.search(reply)
+    if question and reply[: question.start()].strip():
+        found = _from_text(reply[: question.start()], item)
+        if found or _EXEMPLAR_REASONING.search(reply, question.start() + 2):
+            return found
+    block = _INVENTED_BLOCK.search(reply)
+    if block and reply[: block.start()].strip():
+        found = _from_text(reply[: block.start()], item)
+        if found:
             return found
     return _from_text(reply, item)
 

@@ -16,8 +16,9 @@ decides what that means for the figures.
 from __future__ import annotations
 
 import math
+import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,6 +89,35 @@ class Discovery:
     task_runs: list[TaskRun] = field(default_factory=list)
     problems: list[dict[str, str]] = field(default_factory=list)  # {'path', 'problem'}
     notes: list[str] = field(default_factory=list)  # choices made while reading the layout
+    skipped: list[Path] = field(default_factory=list)  # samples of tasks skipped with their problem named
+
+
+def walk(root: Path, found: Discovery, hidden: list[str] | None = None) -> Iterator[tuple[Path, list[str]]]:
+    """Every folder under ``root`` (sorted, links to folders followed) with its sorted file names.
+
+    Runs are often reached through symbolic links (a shared disk, a folder per seed): missing them
+    would pair fewer seeds without a word. A link that leads back into a folder already searched (a
+    loop, or the same runs twice) is named in ``found.notes``; a folder that cannot be listed is a
+    problem. Hidden folders are not searched; ``hidden`` collects them (``.git`` aside).
+    """
+    seen: set[str] = set()
+
+    def unreadable(error: OSError) -> None:
+        cause = error.strerror or type(error).__name__
+        found.problems.append({"path": str(error.filename or root), "problem": f"folder cannot be read ({cause}); "
+                               "its runs are not read: give this user read access, or pair a copy"})  # fmt: skip
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=True):
+        real = os.path.realpath(dirpath)
+        if real in seen:
+            found.notes.append(f"{dirpath} is a link to {real}, already searched; not read twice")
+            dirnames[:] = []
+            continue
+        seen.add(real)
+        if hidden is not None:
+            hidden.extend(str(Path(dirpath) / d) for d in dirnames if d.startswith(".") and d != ".git")
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        yield Path(dirpath), sorted(filenames)
 
 
 @dataclass(frozen=True)

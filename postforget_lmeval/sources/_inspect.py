@@ -10,13 +10,21 @@ install) without inspect_ai; reading it needs the ``inspect`` extra (:mod:`._ins
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from postforget_lmeval.errors import PairingError
-from postforget_lmeval.sources._base import Discovery, LoadedItem, Progress, ReadRequest, RunRead, Source, read_each
+from postforget_lmeval.sources._base import (
+    Discovery,
+    LoadedItem,
+    Progress,
+    ReadRequest,
+    RunRead,
+    Source,
+    read_each,
+    walk,
+)
 
 NOT_LOGS = {"logs.json", "eval-set.json", ".eval-set-id"}  # what eval_set writes beside its logs
 ZIP_MAGIC = b"PK\x03\x04"
@@ -35,11 +43,10 @@ def is_log(path: Path) -> bool:
     return head.startswith(ZIP_MAGIC) if path.suffix == ".eval" else bool(JSON_HEAD.match(head))
 
 
-def _logs(root: Path) -> Iterator[Path]:
-    """The logs under ``root``, at any depth, in name order (hidden folders left out)."""
-    for dirpath, dirnames, names in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        yield from (p for n in sorted(names) if is_log(p := Path(dirpath) / n))
+def _logs(root: Path, found: Discovery) -> Iterator[Path]:
+    """The logs under ``root``, at any depth, in name order (hidden folders left out, links followed)."""
+    for dirpath, names in walk(root, found):
+        yield from (p for n in names if is_log(p := dirpath / n))
 
 
 class InspectSource(Source):
@@ -49,13 +56,13 @@ class InspectSource(Source):
     layout = "inspect_ai evaluation logs (*.eval or *.json)"
 
     def matches(self, root: Path) -> bool:
-        return next(_logs(root), None) is not None
+        return next(_logs(root, Discovery(root)), None) is not None
 
     def find_runs(self, root: Path) -> Discovery:
         from postforget_lmeval.sources._inspect_log import BadLog, task_run
 
         found = Discovery(Path(root))
-        for path in _logs(Path(root)):
+        for path in _logs(Path(root), found):
             try:
                 found.task_runs.append(task_run(path))
             except PairingError:

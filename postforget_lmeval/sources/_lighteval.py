@@ -13,7 +13,6 @@ The items: :mod:`._lighteval_items` (task names, question, options, key); the de
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,6 +28,7 @@ from postforget_lmeval.sources._base import (
     Source,
     TaskRun,
     read_each,
+    walk,
 )
 from postforget_lmeval.sources._lighteval_items import METRIC, keys
 from postforget_lmeval.sources._lmeval_runs import lfs_pointer
@@ -38,12 +38,29 @@ RESULTS_RE = re.compile(rf"^results_(?P<date>{DATE})\.json$")
 DETAILS_RE = re.compile(rf"^details_(?P<task>.+)_(?P<date>{DATE})\.parquet$")
 
 
-def _results(path: Path) -> dict[str, Any] | None:
+def _head(path: Path) -> bytes:
+    """The first bytes of a file; none where it cannot be read (find_runs names it)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(256)
+    except OSError:
+        return b""
+
+
+def _results(path: Path, found: Discovery) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except OSError as e:
+        found.problems.append({"path": str(path), "problem": f"results file cannot be read ({e.strerror}); skipped"})
         return None
-    return data if isinstance(data, dict) and "config_general" in data else None
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or "config_general" not in data:
+        return None
+    if not isinstance(data["config_general"], dict):
+        found.problems.append({"path": str(path), "problem": "'config_general' is not an object; skipped"})
+        return None
+    return data
 
 
 def _generation(config: dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -51,7 +68,8 @@ def _generation(config: dict[str, Any]) -> tuple[dict[str, Any], str]:
     for where, params in (
         ("config_general.generation_parameters", config.get("generation_parameters")),
         ("config_general.model_config.generation_parameters",
-         (config.get("model_config") or {}).get("generation_parameters")),
+         (config.get("model_config") if isinstance(config.get("model_config"), dict) else {}).get(
+             "generation_parameters")),
     ):  # fmt: skip
         if isinstance(params, dict):
             return params, where
@@ -62,12 +80,16 @@ def _seed(config: dict[str, Any]) -> tuple[int | None, str]:
     params, where = _generation(config)
     if params.get("seed") is None:
         return None, f"none logged ({where} has no seed)"
-    return int(params["seed"]), f"{where}.seed"
+    try:
+        return int(params["seed"]), f"{where}.seed"
+    except (TypeError, ValueError):
+        return None, f"none usable ({where}.seed is {params['seed']!r}, not a whole number)"
 
 
 def _task_config(data: dict[str, Any], logged: str) -> dict[str, Any]:
-    tasks = data.get("config_tasks") or {}
-    return tasks.get(logged) or tasks.get(logged.rsplit("|", 1)[0]) or {}
+    tasks = data.get("config_tasks") if isinstance(data.get("config_tasks"), dict) else {}
+    found = tasks.get(logged) or tasks.get(logged.rsplit("|", 1)[0])
+    return found if isinstance(found, dict) else {}
 
 
 class LightEvalSource(Source):
@@ -78,28 +100,24 @@ class LightEvalSource(Source):
 
     def matches(self, root: Path) -> bool:
         """A details parquet file, or a results file that opens with LightEval's ``config_general``."""
-        for dirpath, dirnames, names in os.walk(root):
-            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for dirpath, names in walk(root, Discovery(root)):
             for n in names:
                 if DETAILS_RE.match(n):
                     return True
-                if RESULTS_RE.match(n):
-                    with open(Path(dirpath) / n, "rb") as f:
-                        if b'"config_general"' in f.read(256):
-                            return True
+                if RESULTS_RE.match(n) and b'"config_general"' in _head(dirpath / n):
+                    return True
         return False
 
     def find_runs(self, root: Path) -> Discovery:
         found = Discovery(Path(root))
         results: dict[str, tuple[Path, dict[str, Any]]] = {}
         details: list[tuple[Path, str, str]] = []
-        for dirpath, dirnames, names in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            for n in sorted(names):
-                path = Path(dirpath) / n
+        for dirpath, names in walk(root, found):
+            for n in names:
+                path = dirpath / n
                 if m := DETAILS_RE.match(n):
                     details.append((path, m["task"], m["date"]))
-                elif (m := RESULTS_RE.match(n)) and (data := _results(path)) is not None:
+                elif (m := RESULTS_RE.match(n)) and (data := _results(path, found)) is not None:
                     if m["date"] in results:
                         found.problems.append({
                             "path": str(path),

@@ -8,6 +8,8 @@ to read, turns what reading met into problems and notes, and reads items back by
 from __future__ import annotations
 
 import os
+import re
+import signal
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -25,47 +27,90 @@ from postforget_lmeval.sources._base import (
     RunRead,
     Source,
     item_rows,
+    walk,
 )
-from postforget_lmeval.sources._lmeval_samples import AUTO_METRICS, SamplesRead, is_sample, loaded_item
+from postforget_lmeval.sources._lmeval_samples import AUTO_METRICS, SamplesRead, is_sample, loaded_item, parse_line
 
 PARALLEL_MIN_BYTES = 64 << 20  # less than this is read here: starting worker processes would cost more
 READ_BYTES = 1 << 20  # the file buffer: lines are taken from reads of this size
 
 
 def _array(f: BinaryIO) -> list[Any] | None:
-    """The elements of a 0.4.0-0.4.2 log (one indented JSON array), open at its start; None for JSON lines."""
+    """The elements of a 0.4.0-0.4.2 log (one JSON array), open at its start; None for JSON lines.
+
+    Only a bad element may be lost: an array that does not parse whole is parsed element by element
+    (lm-eval wrote it with ``indent=2``, so each element opens on a line of its own), a corrupt element
+    is None. A JSON-lines file whose first line happens to start with ``[`` is JSON lines: its other
+    lines start with ``{`` at the line start, which no element of an indented array does.
+    """
     if f.read(64).lstrip()[:1] != b"[":
         return None
     f.seek(0)
-    elements = orjson.loads(f.read())
+    data = f.read()
+    try:
+        elements = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        if re.search(rb"\n\{", data):
+            return None
+        return _elements(data)
     return elements if isinstance(elements, list) else [elements]
+
+
+def _elements(data: bytes) -> list[Any]:
+    """Each element of an indented JSON array that does not parse whole, parsed alone; None where it fails."""
+    first = re.search(rb"\[\s*?\n([ \t]+)\{", data)
+    if first is None:  # not indented: elements cannot be told apart, the array is one malformed element
+        return [None]
+    starts = [m.start() for m in re.finditer(rb"^" + re.escape(first[1]) + rb"\{", data, re.M)]
+    out = []
+    for start, end in zip(starts, [*starts[1:], len(data)]):
+        chunk = data[start:end].rstrip()
+        chunk = chunk[:-1].rstrip() if end == len(data) and chunk.endswith(b"]") else chunk
+        try:
+            out.append(orjson.loads(chunk.removesuffix(b",")))
+        except orjson.JSONDecodeError:
+            out.append(None)
+    return out
 
 
 def read_file(request: ReadRequest) -> RunRead:
     """Every sample of the request's samples file, one line at a time (a JSON-array log: one element at a time)."""
     read = SamplesRead(request)
-    with open(str(request.run.samples_path), "rb", buffering=READ_BYTES) as f:
-        try:
+    try:
+        with open(str(request.run.samples_path), "rb", buffering=READ_BYTES) as f:
             array = _array(f)
-        except orjson.JSONDecodeError:
-            read.malformed.append(0)
-            array = []
-        if array is not None:
-            for i, element in enumerate(array):
-                read.sample(element, i)
-        else:
-            f.seek(0)
-            offset = 0
-            for line in f:
-                read.line(line, offset)
-                offset += len(line)
+            if array is not None:
+                read.unit = "element"
+                for i, element in enumerate(array):
+                    read.sample(element, i)
+            else:
+                f.seek(0)
+                offset = 0
+                for line in f:
+                    read.line(line, offset)
+                    offset += len(line)
+    except OSError as e:  # gone or locked since the runs were found
+        read.unreadable = e.strerror or type(e).__name__
     return _run_read(request, read)
+
+
+def _ignore_ctrl_c() -> None:
+    """Workers leave Ctrl-C to the main process: one message, not a traceback per worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _size(path: str) -> int:
+    """Bytes of a samples file to read; 0 when it has gone (reading it names the cause)."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def read_files(requests: Sequence[ReadRequest], jobs: int, progress: Progress | None) -> list[RunRead]:
     """One RunRead per request, in order; files are read by up to ``jobs`` worker processes when there is much
     to read. ``progress`` is told the bytes read as each file is done."""
-    sizes = [os.path.getsize(str(r.run.samples_path)) for r in requests]
+    sizes = [_size(str(r.run.samples_path)) for r in requests]
     total, done = sum(sizes), 0
     out: list[Any] = [None] * len(requests)
     if jobs <= 1 or len(requests) <= 1 or total < PARALLEL_MIN_BYTES:
@@ -75,7 +120,7 @@ def read_files(requests: Sequence[ReadRequest], jobs: int, progress: Progress | 
             if progress:
                 progress(done, total)
         return out
-    with ProcessPoolExecutor(max_workers=min(jobs, len(requests))) as pool:
+    with ProcessPoolExecutor(max_workers=min(jobs, len(requests)), initializer=_ignore_ctrl_c) as pool:
         futures = {pool.submit(read_file, request): i for i, request in enumerate(requests)}
         for future in as_completed(futures):
             i = futures[future]
@@ -90,6 +135,8 @@ def _problems(request: ReadRequest, read: SamplesRead) -> list[Problem]:
     """Every problem met while reading one file, worded for the user."""
     run, path = request.run, str(request.run.samples_path)
     out = []
+    if read.unreadable:
+        out.append(Problem(path, f"cannot be read ({read.unreadable}); its items are not read", "unreadable"))
     if run.n_expected is not None and read.lines and read.filter_lines < run.n_expected:
         message = f"holds {read.filter_lines} of the {run.n_expected} items lm-eval evaluated"
         out.append(Problem(path, message, "incomplete"))
@@ -103,7 +150,9 @@ def _problems(request: ReadRequest, read: SamplesRead) -> list[Problem]:
         )
     if read.malformed:
         n = len(read.malformed)
-        out.append(Problem(path, f"{n} malformed line(s) skipped (first at byte {read.malformed[0]})", "malformed", n))
+        why = ", ".join(f"{count} {reason}" for reason, count in read.malformed_why.items())
+        first = f"{read.unit} {read.malformed[0]}"
+        out.append(Problem(path, f"{n} malformed line(s) skipped ({why}; first at {first})", "malformed", n))
     if read.n_non_binary:
         out.append(
             Problem(
@@ -122,6 +171,16 @@ def _problems(request: ReadRequest, read: SamplesRead) -> list[Problem]:
                 f"{read.no_metric} sample(s) without metric {wanted} (logged: {', '.join(read.metrics_seen)}) skipped",
                 "no_metric",
                 read.no_metric,
+            )
+        )
+    if read.bad_k:
+        out.append(
+            Problem(
+                path,
+                f"{read.bad_k} item(s) without a usable chance k (a number above 1; {', '.join(read.bad_k_items)}): "
+                "their sub-benchmark gets no chance baseline (F_chance, F_true and BT_true left empty)",
+                "bad_k",
+                read.bad_k,
             )
         )
     if read.not_rescorable:
@@ -166,7 +225,7 @@ def _sample_at(f: BinaryIO, locator: int, array: list[Any] | None) -> dict[str, 
         found = array[locator]
     else:
         f.seek(locator)
-        found = orjson.loads(f.readline())
+        found = parse_line(f.readline())
     if not is_sample(found):
         raise ValueError(f"no logged sample at {locator}")
     return found
@@ -180,7 +239,9 @@ class LmEvalSource(Source):
 
     def matches(self, root: Path) -> bool:
         return any(
-            _lmeval_runs.SAMPLES_RE.match(n) or n.endswith(".jsonl") for _, _, names in os.walk(root) for n in names
+            _lmeval_runs.SAMPLES_RE.match(n) or n.endswith(".jsonl")
+            for _, names in walk(root, Discovery(root))
+            for n in names
         )
 
     def find_runs(self, root: Path) -> Discovery:

@@ -60,9 +60,47 @@ def option_lls(filtered: Any) -> list[float] | None:
         return None
 
 
+BOM = b"\xef\xbb\xbf"
+
+
+def parse_line(line: bytes) -> Any:
+    """One JSON line; a UTF-8 byte order mark before it (an editor's save) is not part of the sample."""
+    return orjson.loads(line[3:] if line.startswith(BOM) else line)
+
+
+def _not_json(line: bytes) -> str:
+    """Why a line is not JSON, named where a tool can be blamed: NUL bytes, invalid UTF-8."""
+    if b"\x00" in line:
+        return "NUL bytes (a file zero-filled after a crash?)"
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return f"not valid UTF-8 (byte {e.start} of the line)"
+    return "not JSON"
+
+
+def not_a_sample(value: Any) -> str | None:
+    """Why ``value`` is not a logged sample (an object with an integer doc_id that fits 64 bits and its doc, or
+    at least the doc's hash); None when it is one."""
+    if not isinstance(value, dict):
+        return "not a JSON object" if value is not None else "not JSON"
+    doc_id = value.get("doc_id")
+    if isinstance(doc_id, str):
+        return "doc_id is text, not an integer"
+    if isinstance(doc_id, float):
+        return "doc_id is not a whole number that fits 64 bits"
+    if not isinstance(doc_id, int) or isinstance(doc_id, bool):
+        return "no integer doc_id"
+    if not -(2**63) <= doc_id < 2**63:
+        return "doc_id beyond 64 bits"
+    if "doc" not in value and "doc_hash" not in value:
+        return "neither doc nor doc_hash"
+    return None
+
+
 def is_sample(value: Any) -> bool:
-    """A logged sample: an object with an integer doc_id and its doc (or at least the doc's hash)."""
-    return isinstance(value, dict) and isinstance(value.get("doc_id"), int) and ("doc" in value or "doc_hash" in value)
+    """A logged sample (see :func:`not_a_sample`)."""
+    return not_a_sample(value) is None
 
 
 def _nth_text(value: Any, rep: int) -> str | None:
@@ -138,11 +176,16 @@ class SamplesRead:
         self.lines = 0
         self.filter_lines = 0  # samples of the chosen filter, scored or not
         self.malformed: list[int] = []  # locators
+        self.unreadable: str | None = None  # why the file could not be read (it went, or was locked)
+        self.unit = "byte"  # what a locator counts: bytes of a JSON-lines file, elements of a JSON array
+        self.malformed_why: dict[str, int] = {}  # why a line is not a sample -> how many
         self.truncated: int | None = None  # byte offset of an unterminated, unparsable last line
         self.non_binary: list[str] = []  # a few example values
         self.n_non_binary = 0
         self.no_metric = 0
         self.not_rescorable = 0  # postforget records whose doc lacks pf_options/pf_gold/pf_format
+        self.bad_k = 0  # postforget records whose k is missing, not a number or <= 1
+        self.bad_k_items: list[str] = []  # a few of them
         self.metrics_seen: list[str] = []
         self.metric_used: str | None = None
         self.filter_seen: str | None = None
@@ -157,19 +200,22 @@ class SamplesRead:
     def line(self, line: bytes, offset: int) -> None:
         """One line of a samples file, starting at byte ``offset``; only the last one may lack its newline."""
         try:
-            sample = orjson.loads(line)
+            sample = parse_line(line)
         except orjson.JSONDecodeError:
             sample = None
         if not line.endswith(b"\n") and not is_sample(sample):
             self.truncated = offset  # the last line, cut mid-way: an interrupted run
             return
-        self.sample(sample, offset)
+        self.sample(sample, offset, None if sample is not None else _not_json(line))
 
-    def sample(self, sample: Any, locator: int) -> None:
-        """One logged sample (a parsed line, or an element of a JSON-array log) found at ``locator``."""
+    def sample(self, sample: Any, locator: int, why: str | None = None) -> None:
+        """One logged sample (a parsed line, or an element of a JSON-array log) found at ``locator``; ``why``:
+        why a line did not parse."""
         self.lines += 1
-        if not is_sample(sample):
+        why = why or not_a_sample(sample)
+        if why is not None:
             self.malformed.append(locator)
+            self.malformed_why[why] = self.malformed_why.get(why, 0) + 1
             return
         if "doc_hash" not in sample:  # 0.4.0-0.4.2: lm-eval's own hash, and the one filter 'none'
             sample["doc_hash"] = doc_hash(sample.get("doc"))
@@ -201,9 +247,8 @@ class SamplesRead:
             extractor = rec.get("extractor")
             if extractor and extractor not in self.extractors:
                 self.extractors.append(extractor)
-            k = rec.get("k")
             row = Row(
-                doc_id, hashed, rep, correct, locator, float(k) if isinstance(k, (int, float)) else math.nan,
+                doc_id, hashed, rep, correct, locator, self._chance_k(rec.get("k"), doc_id),
                 excerpt(rec.get("answer")), excerpt(rec.get("gold")), rec.get("status"), rec.get("subtask"),
                 rec.get("category"), _logged_chars(sample, rep), None, correct,
             )  # fmt: skip
@@ -213,7 +258,7 @@ class SamplesRead:
         """``row`` with its answer re-extracted from the logged response and doc (kept where that cannot be done)."""
         from postforget_lmeval.scoring.rescoring import rescore  # only rescoring pays for the extractor's import
 
-        doc = sample.get("doc") or {}
+        doc = sample.get("doc") if isinstance(sample.get("doc"), dict) else {}
         response = _scored_text(sample, row.replicate)
         options, gold, fmt = doc.get("pf_options"), doc.get("pf_gold"), doc.get("pf_format")
         if response is None or not isinstance(options, list) or not isinstance(gold, str) or not fmt:
@@ -250,6 +295,16 @@ class SamplesRead:
                 Row(doc_id, hashed, rep, correct, locator, response_chars=chars, correct_logged=correct, **logged)
             )
 
+    def _chance_k(self, k: Any, doc_id: int) -> float:
+        """A record's k, a number above 1; else NaN, counted with the item: one such item leaves its
+        sub-benchmark without a chance baseline, which must not go unsaid."""
+        if isinstance(k, (int, float)) and not isinstance(k, bool) and math.isfinite(k) and k > 1:
+            return float(k)
+        self.bad_k += 1
+        if len(self.bad_k_items) < 3:
+            self.bad_k_items.append(f"doc {doc_id}: k={textwrap.shorten(repr(k), 20, placeholder=' ...')}")
+        return math.nan
+
     def _bad_value(self, value: Any) -> None:
         self.n_non_binary += 1
         if len(self.non_binary) < 5:
@@ -272,7 +327,7 @@ def _as_text(value: Any) -> str:
 
 def loaded_item(sample: dict[str, Any]) -> LoadedItem:
     """A logged sample (one parsed line or array element) as ``show`` and the analyses read it."""
-    doc = sample.get("doc") or {}
+    doc = sample.get("doc") if isinstance(sample.get("doc"), dict) else {}
     args = sample.get("arguments") or {}
     first = args.get("gen_args_0") if isinstance(args, dict) else (args[0] if args else None)
     prompt = first.get("arg_0") if isinstance(first, dict) else (first[0] if isinstance(first, list) else None)

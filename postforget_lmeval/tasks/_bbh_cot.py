@@ -4,6 +4,11 @@ The paper prompts each BBH task with the benchmark's task description and, for b
 three published CoT exemplars. lm-eval ships them in its ``bbh/cot_fewshot`` task configs; this
 module reads them there at run time (nothing of them is copied into this project), so the prompt
 follows the installed lm-eval.
+
+BBH's own CoT prompts answer each exemplar with "A: Let's think step by step." and then the
+reasoning; the paper's exemplars keep that opening sentence in the reasoning. lm-eval keeps it in
+``doc_to_text`` (after ``A:``), not in the target, so it is read from there and put back in front
+of each exemplar's reasoning.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ import yaml
 
 # The last sentence of every BBH CoT exemplar: "... So the answer is (B)."
 _FINAL = re.compile(r"\s*So the answer is (.+?)\.?\s*$", re.S)
+# What lm-eval's doc_to_text puts after "A:" ("Let's think step by step.")
+_OPENING = re.compile(r"\nA:[ \t]*(\S.*?)\s*$", re.S)
 
 
 @dataclass(frozen=True)
@@ -57,8 +64,20 @@ def description(task: str) -> str:
     return str(_config(task)["description"]).strip()
 
 
+def opening(task: str) -> str:
+    """The sentence BBH's CoT prompts open every answer with ("Let's think step by step.")."""
+    found = _OPENING.search(str(_config(task).get("doc_to_text") or ""))
+    if not found:
+        raise RuntimeError(
+            f"BBH task {task!r}: the doc_to_text of {config_path(task)} has no 'A: ...' opening to put "
+            "before the exemplars' reasoning; is it a BBH cot_fewshot config?"
+        )
+    return found.group(1)
+
+
 def exemplars(task: str) -> list[Exemplar]:
-    """The task's CoT exemplars, each split into its reasoning and the final answer it states."""
+    """The task's CoT exemplars, each split into its reasoning (opened as BBH's prompts open it) and the final
+    answer it states."""
     path = config_path(task)
     samples = (_config(task).get("fewshot_config") or {}).get("samples") or []
     out = []
@@ -69,7 +88,8 @@ def exemplars(task: str) -> list[Exemplar]:
                 f"BBH task {task!r}: exemplar {i} in {path} does not end with "
                 "'So the answer is ...'; cannot read its answer."
             )
-        out.append(Exemplar(sample["input"], sample["target"][: found.start()].strip(), found.group(1).strip()))
+        reasoning = f"{opening(task)}\n{sample['target'][: found.start()].strip()}"
+        out.append(Exemplar(sample["input"], reasoning, found.group(1).strip()))
     if not out:
         raise RuntimeError(f"BBH task {task!r}: {path} lists no fewshot_config samples.")
     return out

@@ -79,7 +79,7 @@ def test_a_line_that_is_not_json_is_counted_and_named(tmp_path):
     got = read(write(tmp_path / "samples.jsonl", lines))
     assert got.rows.columns["doc_id"] == [0, 1, 3, 5]
     first = len("".join(lines[:2]).encode())
-    assert problems(got) == {"malformed": (f"2 malformed line(s) skipped (first at byte {first})", 2)}
+    assert problems(got) == {"malformed": (f"2 malformed line(s) skipped (2 not JSON; first at byte {first})", 2)}
 
 
 def test_a_line_cut_and_run_into_the_next_is_malformed(tmp_path):
@@ -90,7 +90,7 @@ def test_a_line_cut_and_run_into_the_next_is_malformed(tmp_path):
     got = read(path)
     assert got.rows.columns["doc_id"] == [0, 3]
     at = len(lines[0].encode())
-    assert problems(got) == {"malformed": (f"1 malformed line(s) skipped (first at byte {at})", 1)}
+    assert problems(got) == {"malformed": (f"1 malformed line(s) skipped (1 not JSON; first at byte {at})", 1)}
     assert got.info["lines"] == 3
 
 

@@ -159,7 +159,8 @@ def test_bbh_base_prompt_uses_lm_evals_own_cot_exemplars(real: dict[str, list[di
         for shot in _bbh_cot.exemplars(entry.name):
             assert shot.reasoning in prompt
     boolean = _prompt(real["postforget_bbh_boolean_expressions_base"][0])
-    assert "Question: not ( ( not not True ) ) is\nA) False\nB) True\nReasoning: Remember that" in boolean
+    # as BBH's own CoT prompts (and the paper's exemplars) open every answer
+    assert "B) True\nReasoning: Let's think step by step.\nRemember that" in boolean
     assert "= not True = False.\nAnswer: A\n\n" in boolean  # "So the answer is False." becomes the answer line
     counting = _prompt(real["postforget_bbh_object_counting_base"][0])
     assert "A) " not in counting and "\nAnswer: 6\n\n" in counting
@@ -170,6 +171,7 @@ def test_every_bbh_task_has_three_scorable_exemplars() -> None:
         docs = _exemplars.fewshot_docs(entry)
         assert len(docs) == 3, entry.task
         assert all(d["pf_reasoning"] and d["pf_gold"] for d in docs), entry.task
+        assert all(d["pf_reasoning"].startswith("Let's think step by step.\n") for d in docs), entry.task
 
 
 def test_mmlu_base_is_three_dev_shots_without_reasoning(real: dict[str, list[dict]]) -> None:
