@@ -157,8 +157,8 @@ def test_inspect_and_lmeval_runs_with_the_same_answers_give_identical_subtasks_c
     roots = {"inspect": FIXTURES, "lmeval": tmp_path / "lmeval"}
     sides = {"inspect": ("before_eval", "after_eval"), "lmeval": ("before", "after")}
     for name, root in roots.items():
-        write_outputs(pair(*(root / side for side in sides[name])), tmp_path / name, plot=False)
-    ins, lm = (pd.read_csv(tmp_path / name / "subtasks.csv") for name in roots)
+        write_outputs(pair(*(root / side for side in sides[name])), tmp_path / f"out_{name}", plot=False)
+    ins, lm = (pd.read_csv(tmp_path / f"out_{name}" / "subtasks.csv") for name in roots)
     assert len(ins) == 3 and ins["n"].sum() == 14
     assert (ins["task_before"] != lm["task_before"]).all()  # the harness's task names: necessarily different
     naming = ["task_before", "task_after"]
