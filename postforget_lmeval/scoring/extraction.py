@@ -110,7 +110,7 @@ from postforget_lmeval.scoring.formats import AnswerFormat, get_format
 Status = Literal["answered", "invalid", "no_answer", "unfinished"]
 
 EXTRACTOR_NAME = "postforget-strict"
-EXTRACTOR_VERSION = 2
+EXTRACTOR_VERSION = 3
 """Logged in every postforget record; bumped whenever a rule change can change an extracted answer."""
 
 
