@@ -300,6 +300,43 @@ def pairs_html(wide: pd.DataFrame, long: pd.DataFrame, png: bytes | None, direct
     )
 
 
+def curve_html(curve: pd.DataFrame, items: pd.DataFrame, png: bytes | None, steps: Sequence[int]) -> str:
+    """curve.html: forgetting over steps (figure and table against the first run), then the items ever forgotten
+    with the step each was first forgotten, whether it came back and how often it flipped."""
+    first = curve[curve["against"] == "first"]
+    table = pd.DataFrame(
+        {
+            "step": first["step"],
+            "category": [report.category_label(c) for c in first["category"]],
+            "accuracy": [report.pct(a) for a in first["acc_after"]],
+            "F_true (F_max)": [
+                report.cell(m, s, c) for m, s, c in zip(first["F_true"], first["F_true_std"], first["F_max"])
+            ],
+            "BT_true (BT_max)": [
+                report.cell(m, s, c) for m, s, c in zip(first["BT_true"], first["BT_true_std"], first["BT_max"])
+            ],
+        }
+    )
+    lost = items[items["first_forgotten"].notna()]
+    shown = lost[[*items.columns[: items.columns.get_loc(str(steps[0]))], "first_forgotten", "came_back", "flips"]]
+    summary = (
+        f"{len(lost)} of {len(items)} items (per seed) were forgotten at some step; "
+        f"{int(lost['came_back'].sum())} of them came back later; "
+        f"{int((lost['flips'] > 1).sum())} flipped more than once (sampling noise rather than forgetting)."
+    )
+    sections = [
+        _section("curve-plot", "Forgetting over steps", _image(png, "F_true and BT_true over steps per category")),
+        _section(
+            "curve-table",
+            f"Against the first run (step {steps[0]}), macro per category",
+            f'<p class="muted">{_e(report.LEGEND)}</p>' + table_html(table),
+        ),
+        _section("first-forgotten", "Items forgotten at some step", f"<p>{_e(summary)}</p>" + table_html(shown)),
+    ]
+    nav = [("curve-plot", "Figure"), ("curve-table", "Table"), ("first-forgotten", "Items")]
+    return _page("Forgetting over steps", sections, nav)
+
+
 def renderers(result: PairResult, plot: bool = True) -> dict[str, Callable[[Path], None]]:
     """File name -> writer for every report file of one pairing; ``outputs.write_outputs`` writes them."""
     image = None
