@@ -193,3 +193,23 @@ def test_a_task_without_per_item_correctness_stops_before_the_first_step(tmp_pat
         trainer.train()
     assert trainer.state.global_step == 0
     assert not out.exists()
+
+
+def test_probing_leaves_the_training_as_it_would_have_been(tmp_path: Path) -> None:
+    """lm-eval seeds every random generator and switches the model to eval mode; the callback puts both back, so
+    the weights after training (dropout on, shuffled batches) are those of the same training without probes."""
+    import torch
+
+    from postforget_lmeval import ForgettingCallback
+
+    tasks = _task(tmp_path)
+    plain = _trainer(tmp_path, _texts(1), EVERY * 2)
+    plain.train()
+    probed = _trainer(tmp_path, _texts(1), EVERY * 2)
+    probed.add_callback(ForgettingCallback(probed, ["probe_words"], tmp_path / "out", EVERY, include_path=tasks))
+    probed.train()
+    assert len(list((tmp_path / "out").glob("step_*"))) == 3
+    assert probed.model.training
+    for (name, a), (_, b) in zip(plain.model.named_parameters(), probed.model.named_parameters()):
+        assert torch.equal(a, b), name
+        assert b.requires_grad
