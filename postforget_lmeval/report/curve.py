@@ -50,22 +50,30 @@ def step_of(path: str | os.PathLike[str]) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def steps_for(dirs: Sequence[str | os.PathLike[str]], steps: Sequence[int] | None = None) -> list[int]:
-    """The step of each run: given, else read from the directory names (each must end with a number)."""
+def in_step_order(
+    dirs: Sequence[str | os.PathLike[str]], steps: Sequence[int] | None = None
+) -> tuple[list[str], list[int]]:
+    """The runs and their steps, first run first. Without ``steps``, each directory name must end with its step
+    (``step_0100``, ``checkpoint-500``) and the runs are put in step order (a shell glob sorts 1000 before 500);
+    given steps must increase along ``dirs``."""
+    runs = [str(d) for d in dirs]
     if steps is None:
-        found = [step_of(d) for d in dirs]
-        missing = [str(d) for d, s in zip(dirs, found) if s is None]
+        found = [step_of(d) for d in runs]
+        missing = [d for d, s in zip(runs, found) if s is None]
         if missing:
             raise PairingError(
                 f"no step number at the end of {', '.join(missing)}: name the runs step_<N> or checkpoint-<N>, "
                 "or give the steps (--steps 0,100,200)"
             )
-        steps = found
-    if len(steps) != len(dirs):
-        raise PairingError(f"{len(steps)} steps for {len(dirs)} run directories: give one step per directory")
+        pairs = sorted(zip(found, runs))
+        steps, runs = [s for s, _ in pairs], [d for _, d in pairs]
+    if len(steps) != len(runs):
+        raise PairingError(f"{len(steps)} steps for {len(runs)} run directories: give one step per directory")
     if any(b <= a for a, b in zip(steps, steps[1:])):
-        raise PairingError(f"the steps must increase along the chain, got {', '.join(map(str, steps))}")
-    return list(steps)
+        raise PairingError(
+            f"the steps must increase along the chain (one run per step), got {', '.join(map(str, steps))}"
+        )
+    return runs, list(steps)
 
 
 def _rows(step: int, against: str, result: PairResult) -> list[dict]:
@@ -169,8 +177,7 @@ def write_curve(
 ) -> tuple[Curve, list[Path]]:
     """Pair the chain of runs ``dirs`` (``out/chain/``, as ``postforget-pair chain`` writes it), then write
     curve.csv, items.csv, curve.png and curve.html in ``out``."""
-    runs = [str(d) for d in dirs]
-    steps = steps_for(runs, steps)
+    runs, steps = in_step_order(dirs, steps)
     out = Path(out_dir)
     results, written = many.run_pairs(many.chain(runs), out / "chain", options, plot=plot, **overrides)
     first, previous = _pairs(runs, results)

@@ -11,7 +11,7 @@ import pytest
 
 from postforget_lmeval.cli import main as postforget_pair
 from postforget_lmeval.errors import PairingError
-from postforget_lmeval.report.curve import steps_for, write_curve
+from postforget_lmeval.report.curve import in_step_order, write_curve
 from tests.helpers.lmeval_runs import ours, write_run
 
 # items 0..5 at steps 0, 10, 20, 30
@@ -72,14 +72,21 @@ def test_the_library_writes_the_hand_worked_curve(runs: list[Path], tmp_path: Pa
 
 
 def test_the_curve_command_writes_the_same_from_the_directory_names(runs: list[Path], tmp_path: Path) -> None:
-    assert postforget_pair(["curve", *map(str, runs), "-o", str(tmp_path / "cli"), "-q"]) == 0
+    assert postforget_pair(["curve", *map(str, reversed(runs)), "-o", str(tmp_path / "cli"), "-q"]) == 0
     _check(tmp_path / "cli")
     assert (tmp_path / "cli" / "curve.png").stat().st_size > 0
 
 
 def test_steps_must_be_known_and_increase(tmp_path: Path) -> None:
     with pytest.raises(PairingError, match="no step number at the end of .*base"):
-        steps_for([tmp_path / "base", tmp_path / "step_10"])
+        in_step_order([tmp_path / "base", tmp_path / "step_10"])
     with pytest.raises(PairingError, match="must increase"):
-        steps_for([tmp_path / "a", tmp_path / "b"], [10, 5])
-    assert steps_for([tmp_path / "base", tmp_path / "sft"], [0, 100]) == [0, 100]
+        in_step_order([tmp_path / "a", tmp_path / "b"], [10, 5])
+    with pytest.raises(PairingError, match="must increase"):
+        in_step_order([tmp_path / "step_5", tmp_path / "checkpoint-5"])
+    assert in_step_order(["base", "sft"], [0, 100]) == (["base", "sft"], [0, 100])
+    glob_order = ["runs/checkpoint-1000", "runs/checkpoint-500", "runs/checkpoint-0"]
+    assert in_step_order(glob_order) == (
+        ["runs/checkpoint-0", "runs/checkpoint-500", "runs/checkpoint-1000"],
+        [0, 500, 1000],
+    )
