@@ -15,7 +15,6 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from postforget_lmeval.errors import PairingError
 from postforget_lmeval.training.probes import Probes
 
 
@@ -60,8 +59,9 @@ class ForgettingCallback(TrainerCallback):
         return bool(state.is_world_process_zero)
 
     def _run(self, state: Any, step: int, *, first: bool = False) -> None:
-        """Probe on the main process; the other ranks wait at a collective and raise the same error if it fails."""
-        error = None
+        """Probe on the main process; the other ranks wait at a collective and fail too if the probe fails, rather
+        than waiting into the process group's timeout."""
+        failure: BaseException | None = None
         if self._main(state):
             try:
                 if first:
@@ -69,22 +69,22 @@ class ForgettingCallback(TrainerCallback):
                     self.probes.wrap(self.trainer.model, self.tokenizer or self.trainer.processing_class)
                 if not self.probes.done or self.probes.done[-1].step != step:
                     self._probe(step, first)
-            except PairingError as e:
-                error = str(e)
+            except Exception as e:
                 if not _distributed():
                     raise
+                failure = e
         if _distributed():
             import torch.distributed as dist
 
-            shared = [error]
+            shared = [None if failure is None else f"{type(failure).__name__}: {failure}"]
             dist.broadcast_object_list(shared, src=0)
+            if failure is not None:
+                raise failure
             if shared[0] is not None:
-                raise PairingError(shared[0])
+                raise RuntimeError(f"the forgetting probe at step {step} failed on the main process: {shared[0]}")
 
     def _probe(self, step: int, first: bool) -> None:
-        self.probes.probe(self.trainer.model, step)
-        if first:
-            self.probes.check_first()
+        (self.probes.start if first else self.probes.probe)(self.trainer.model, step)
         logs = self.probes.metrics()
         logs["forgetting/probe_seconds"] = self.probes.done[-1].seconds
         print(self.probes.cost(time.perf_counter() - self.started), flush=True)

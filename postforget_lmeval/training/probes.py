@@ -9,7 +9,6 @@ Works with any training loop (:class:`Probes` takes the model and the step); the
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import random
@@ -27,9 +26,6 @@ from postforget_lmeval.errors import PairingError
 from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.pairing.results import PairResult
 from postforget_lmeval.report import curve as curve_report
-
-MARKER = "forgetting_probes.json"
-"""Written in the output folder at the first probe: a folder holding another run's probes is refused."""
 
 
 @dataclass
@@ -60,9 +56,9 @@ class Probes:
     batch_size: int | str = 8
     evaluate_kwargs: dict[str, Any] = field(default_factory=dict)
     hflm_kwargs: dict[str, Any] = field(default_factory=dict)
-    done: list[Probe] = field(default_factory=list)
-    lm: Any = None
-    task_manager: Any = None
+    done: list[Probe] = field(default_factory=list, init=False)
+    lm: Any = field(default=None, init=False)
+    task_manager: Any = field(default=None, init=False)
 
     @property
     def out(self) -> Path:
@@ -105,9 +101,6 @@ class Probes:
 
         started = time.perf_counter()
         directory = self.out / f"step_{step:04d}"
-        if not self.done:
-            self.out.mkdir(parents=True, exist_ok=True)
-            (self.out / MARKER).write_text(json.dumps({"tasks": list(self.tasks)}) + "\n", encoding="utf-8")
         if self.task_manager is None:  # indexing every task lm-eval knows takes seconds: once per training run
             include = [task_dir()] + ([str(self.include_path)] if self.include_path else [])
             self.task_manager = TaskManager(include_path=include)
@@ -135,6 +128,20 @@ class Probes:
             raise RuntimeError(f"lm_eval returned no results for the probe at step {step}")
         save_run(tracker, results)
         self.done.append(Probe(step, directory, time.perf_counter() - started))
+        return directory
+
+    def start(self, model: Any, step: int) -> Path:
+        """The first probe, before any training step. What lm-eval refuses (an unknown task, options it does not
+        take) and a task that cannot be paired stop here, naming the tasks, and leave no output folder behind."""
+        try:
+            directory = self.probe(model, step)
+        except (KeyError, ValueError, TypeError, OSError) as e:
+            shutil.rmtree(self.out, ignore_errors=True)
+            raise PairingError(
+                f"lm-eval cannot run the probe tasks {', '.join(self.tasks)} ({type(e).__name__}: {e}); check the "
+                "task names, include_path and the options passed to simple_evaluate"
+            ) from e
+        self.check_first()
         return directory
 
     def check_first(self) -> None:

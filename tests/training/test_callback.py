@@ -213,3 +213,15 @@ def test_probing_leaves_the_training_as_it_would_have_been(tmp_path: Path) -> No
     for (name, a), (_, b) in zip(plain.model.named_parameters(), probed.model.named_parameters()):
         assert torch.equal(a, b), name
         assert b.requires_grad
+
+
+def test_an_unknown_probe_task_stops_before_the_first_step(tmp_path: Path) -> None:
+    from postforget_lmeval import ForgettingCallback
+
+    trainer = _trainer(tmp_path, _texts(1), STEPS)
+    out = tmp_path / "forgetting"
+    trainer.add_callback(ForgettingCallback(trainer, ["no_such_probe_task"], out, include_path=_task(tmp_path)))
+    with pytest.raises(PairingError, match="lm-eval cannot run the probe tasks no_such_probe_task"):
+        trainer.train()
+    assert trainer.state.global_step == 0
+    assert not out.exists()
