@@ -5,7 +5,7 @@ The chain of pairs is :func:`postforget_lmeval.report.many.chain` written by ``r
 ``postforget-pair chain`` writes). From it come ``curve.csv`` (F_true, BT_true, their ceilings and
 accuracy per category and step), ``curve.png``, ``items.csv`` (per item and seed: the step at which it
 was first forgotten, whether it came back, how often it flipped) and ``curve.html``. An item that flips
-back and forth between probes is sampling noise rather than forgetting; the flip count shows which.
+back and forth between probes is noise or a boundary case rather than steady forgetting; the flip count shows which.
 """
 
 from __future__ import annotations

@@ -300,6 +300,10 @@ def pairs_html(wide: pd.DataFrame, long: pd.DataFrame, png: bytes | None, direct
     )
 
 
+MAX_CURVE_ITEMS = 200
+"""Rows of the first-forgotten table shown in curve.html (items.csv has them all)."""
+
+
 def curve_html(curve: pd.DataFrame, items: pd.DataFrame, png: bytes | None, steps: Sequence[int]) -> str:
     """curve.html: forgetting over steps (figure and table against the first run), then the items ever forgotten
     with the step each was first forgotten, whether it came back and how often it flipped."""
@@ -318,11 +322,13 @@ def curve_html(curve: pd.DataFrame, items: pd.DataFrame, png: bytes | None, step
         }
     )
     lost = items[items["first_forgotten"].notna()]
-    shown = lost[[*items.columns[: items.columns.get_loc(str(steps[0]))], "first_forgotten", "came_back", "flips"]]
+    shown = lost.drop(columns=["first_gained"]).head(MAX_CURVE_ITEMS)
     summary = (
         f"{len(lost)} of {len(items)} items (per seed) were forgotten at some step; "
-        f"{int(lost['came_back'].sum())} of them came back later; "
-        f"{int((lost['flips'] > 1).sum())} flipped more than once (sampling noise rather than forgetting)."
+        f"{int(lost['came_back'].sum())} of them came back later; {int((lost['flips'] > 1).sum())} flipped more than "
+        "once (unsteady items: noise or a boundary case rather than steady forgetting). "
+        + (f"The first {MAX_CURVE_ITEMS} are shown; " if len(lost) > MAX_CURVE_ITEMS else "")
+        + "every item is in items.csv."
     )
     sections = [
         _section("curve-plot", "Forgetting over steps", _image(png, "F_true and BT_true over steps per category")),

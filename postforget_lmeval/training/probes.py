@@ -30,7 +30,7 @@ from postforget_lmeval.report import curve as curve_report
 
 @dataclass
 class Probe:
-    """One evaluation of the model: its step, its run folder and what it cost."""
+    """One evaluation of the model: its step, its run folder and what it cost (evaluating, writing, pairing)."""
 
     step: int
     directory: Path
@@ -167,10 +167,12 @@ class Probes:
         and overall, keyed for the Trainer's log (``forgetting/<category>/F_true``, ``forgetting_prev/...``)."""
         if len(self.done) < 2:
             return {}
+        started = time.perf_counter()
         first, previous, last = self.done[0], self.done[-2], self.done[-1]
         logs = _logged("forgetting", pair(first.directory, last.directory, analyses=False))
         if previous is not first:
             logs.update(_logged("forgetting_prev", pair(previous.directory, last.directory, analyses=False)))
+        last.seconds += time.perf_counter() - started  # the probe's cost includes its pairing
         return logs
 
     def cost(self, elapsed: float) -> str:
