@@ -58,7 +58,7 @@ class ForgettingCallback(TrainerCallback):
     def _main(self, state: Any) -> bool:
         return bool(state.is_world_process_zero)
 
-    def _run(self, state: Any, step: int, *, first: bool = False) -> None:
+    def _run(self, state: Any, control: Any, step: int, *, first: bool = False) -> None:
         """Probe on the main process; the other ranks wait at a collective and fail too if the probe fails, rather
         than waiting into the process group's timeout."""
         failure: BaseException | None = None
@@ -68,7 +68,7 @@ class ForgettingCallback(TrainerCallback):
                     self.probes.check_output_dir()
                     self.probes.wrap(self.trainer.model, self.tokenizer or self.trainer.processing_class)
                 if not self.probes.done or self.probes.done[-1].step != step:
-                    self._probe(step, first)
+                    self._probe(control, step, first)
             except Exception as e:
                 if not _distributed():
                     raise
@@ -83,12 +83,14 @@ class ForgettingCallback(TrainerCallback):
             if shared[0] is not None:
                 raise RuntimeError(f"the forgetting probe at step {step} failed on the main process: {shared[0]}")
 
-    def _probe(self, step: int, first: bool) -> None:
+    def _probe(self, control: Any, step: int, first: bool) -> None:
         (self.probes.start if first else self.probes.probe)(self.trainer.model, step)
         logs = self.probes.metrics()
         logs["forgetting/probe_seconds"] = self.probes.done[-1].seconds
         print(self.probes.cost(time.perf_counter() - self.started), flush=True)
+        should_log = control.should_log
         self.trainer.log(logs)
+        control.should_log = should_log  # trainer.log clears it: the Trainer's own log of this step (loss) still runs
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if getattr(self.trainer, "is_fsdp_enabled", False) or getattr(self.trainer, "is_deepspeed_enabled", False):
@@ -98,22 +100,22 @@ class ForgettingCallback(TrainerCallback):
                 "`postforget-pair curve`"
             )
         self.started = time.perf_counter()
-        self._run(state, state.global_step, first=True)
+        self._run(state, control, state.global_step, first=True)
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self.eval_every and state.global_step % self.eval_every == 0:
-            self._run(state, state.global_step)
+            self._run(state, control, state.global_step)
 
     def on_evaluate(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self.probe_on_evaluate:
-            self._run(state, state.global_step)
+            self._run(state, control, state.global_step)
 
     def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self.probe_on_save:
-            self._run(state, state.global_step)
+            self._run(state, control, state.global_step)
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self._run(state, state.global_step)
+        self._run(state, control, state.global_step)
         if self._main(state):
             elapsed = time.perf_counter() - self.started
             total = sum(p.seconds for p in self.probes.done)

@@ -144,6 +144,8 @@ def test_logged_values_match_postforget_pair_on_the_written_runs(
         sub = pd.read_csv(paired / "subtasks.csv").iloc[0]
         assert sub["F"] == pytest.approx(lost / len(first))  # the paper's F: share of all items that went 1->0
     assert any(h["forgetting/overall/F_true"] != 0 for h in logged.values())  # the training did move items
+    losses = [h["step"] for h in history if "loss" in h]
+    assert losses == list(range(EVERY, STEPS + 1, EVERY))  # the Trainer's own logs at the probe steps are kept
 
 
 def test_first_forgotten_table_matches_a_recount_of_the_sample_lines(trained: tuple[Path, list[dict]]) -> None:
