@@ -42,7 +42,8 @@ class Probes:
     """Probe runs of one training run, in ``output_dir/step_<N>``; the curve report in ``output_dir``.
 
     ``tasks``: lm-eval task names (``postforget_*`` or any task whose samples log a per-item correctness);
-    ``limit`` or ``samples`` (lm-eval's own options) keep a probe small. ``evaluate_kwargs`` go to
+    ``limit`` or ``samples`` (lm-eval's own options) keep a probe small; ``metadata`` reaches the tasks as
+    ``lm_eval --metadata`` does (through the TaskManager, e.g. a dataset hook's size). ``evaluate_kwargs`` go to
     ``lm_eval.simple_evaluate`` as they are (``gen_kwargs``, ``num_fewshot``, ``apply_chat_template``, ...),
     ``hflm_kwargs`` to lm-eval's ``HFLM`` (``max_length``, ...).
     """
@@ -52,6 +53,7 @@ class Probes:
     limit: int | float | None = None
     samples: dict[str, list[int]] | None = None
     include_path: str | os.PathLike[str] | None = None
+    metadata: dict[str, Any] | None = None
     seed: int = 1234
     batch_size: int | str = 8
     evaluate_kwargs: dict[str, Any] = field(default_factory=dict)
@@ -103,7 +105,7 @@ class Probes:
         directory = self.out / f"step_{step:04d}"
         if self.task_manager is None:  # indexing every task lm-eval knows takes seconds: once per training run
             include = [task_dir()] + ([str(self.include_path)] if self.include_path else [])
-            self.task_manager = TaskManager(include_path=include)
+            self.task_manager = TaskManager(include_path=include, metadata=self.metadata)
         tracker = EvaluationTracker(output_path=str(directory))
         name = getattr(getattr(model, "config", None), "_name_or_path", "") or type(model).__name__
         for logger in ("lm_eval", "lm-eval"):
