@@ -20,7 +20,8 @@ from postforget_lmeval.training.probes import Probes
 
 class ForgettingCallback(TrainerCallback):
     """Probe the model being trained for item-level forgetting; see :class:`~postforget_lmeval.training.probes.Probes`
-    for ``limit``, ``samples``, ``include_path``, ``seed``, ``batch_size``, ``evaluate_kwargs``, ``hflm_kwargs``.
+    for ``limit``, ``samples``, ``include_path``, ``metadata``, ``seed``, ``batch_size``, ``evaluate_kwargs``,
+    ``hflm_kwargs``.
 
     ``trainer`` is the Trainer this callback is added to (its ``log`` is how the figures reach the loggers);
     ``tokenizer`` defaults to the Trainer's ``processing_class``. ``eval_every``: probe every that many optimizer
@@ -31,7 +32,7 @@ class ForgettingCallback(TrainerCallback):
     def __init__(
         self,
         trainer: Any,
-        tasks: Sequence[str],
+        tasks: str | Sequence[str],
         output_dir: str | os.PathLike[str],
         eval_every: int | None = 100,
         *,
@@ -51,7 +52,7 @@ class ForgettingCallback(TrainerCallback):
         self.probe_on_evaluate = on_evaluate
         self.probe_on_save = on_save
         self.plot = plot
-        self.probes = Probes(list(tasks), output_dir, **probe_options)
+        self.probes = Probes([tasks] if isinstance(tasks, str) else list(tasks), output_dir, **probe_options)
         self.started = 0.0
         self.written: list[os.PathLike[str]] = []
 

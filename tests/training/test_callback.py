@@ -57,7 +57,9 @@ def _texts(shift: int) -> list[str]:
     return [f"Question: {r['question']}\nAnswer: {r['choices'][(r['answer'] + shift) % 4]}" for r in _rows()]
 
 
-def _trainer(tmp_path: Path, texts: list[str], steps: int, model=None, seed: int = 0, batch: int = 4, lr: float = 1e-2):
+def _trainer(
+    tmp_path: Path, texts: list[str], steps: int, model=None, seed: int = 0, batch: int = 4, lr: float = 1e-2, **extra
+):
     from transformers import (
         AutoModelForCausalLM,
         AutoTokenizer,
@@ -78,12 +80,12 @@ def _trainer(tmp_path: Path, texts: list[str], steps: int, model=None, seed: int
         max_steps=steps,
         learning_rate=lr,
         logging_steps=EVERY,
-        save_strategy="no",
         report_to=[],
         use_cpu=True,
         seed=seed,
         dataloader_num_workers=0,
         disable_tqdm=True,
+        **{"save_strategy": "no", **extra},
     )
     collate = DataCollatorForLanguageModeling(tokenizer, mlm=False)  # pads; loss on the text only
     return Trainer(model=model, args=args, train_dataset=rows, data_collator=collate, processing_class=tokenizer)
@@ -227,3 +229,18 @@ def test_an_unknown_probe_task_stops_before_the_first_step(tmp_path: Path) -> No
         trainer.train()
     assert trainer.state.global_step == 0
     assert not out.exists()
+
+
+def test_probes_on_the_trainers_saves_only(tmp_path: Path) -> None:
+    """``eval_every=None, on_save=True``: a probe at train begin, at each checkpoint the Trainer saves, and none
+    twice at a step that is both a save and the end."""
+    from postforget_lmeval import ForgettingCallback
+
+    trainer = _trainer(tmp_path, _texts(1), STEPS, save_strategy="steps", save_steps=6)
+    out = tmp_path / "forgetting"
+    trainer.add_callback(
+        ForgettingCallback(trainer, "probe_words", out, None, on_save=True, include_path=_task(tmp_path))
+    )
+    trainer.train()
+    assert sorted(p.name for p in out.glob("step_*")) == ["step_0000", "step_0006", "step_0012"]
+    assert sorted(p.name for p in (tmp_path / "trainer").glob("checkpoint-*")) == ["checkpoint-12", "checkpoint-6"]
