@@ -19,7 +19,16 @@ if TYPE_CHECKING:
     from postforget_lmeval.scoring.extraction import extract_answer
 
 __version__ = "0.1.0"
-__all__ = ["PairOptions", "PairResult", "PairingError", "extract_answer", "pair", "task_dir", "write_outputs"]
+__all__ = [
+    "ForgettingCallback",
+    "PairOptions",
+    "PairResult",
+    "PairingError",
+    "extract_answer",
+    "pair",
+    "task_dir",
+    "write_outputs",
+]
 
 _LAZY = {
     "pair": "postforget_lmeval.api",
@@ -27,6 +36,7 @@ _LAZY = {
     "PairResult": "postforget_lmeval.pairing.results",
     "write_outputs": "postforget_lmeval.report.files",
     "extract_answer": "postforget_lmeval.scoring.extraction",
+    "ForgettingCallback": "postforget_lmeval.training",
 }
 
 

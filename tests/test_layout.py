@@ -13,7 +13,7 @@ PACKAGE = Path(postforget_lmeval.__file__).parent
 NAME = "postforget_lmeval"
 RANK = {
     "errors": 0, "metrics": 0, "scoring": 1, "tasks": 2, "sources": 3, "pairing": 4, "analyses": 5, "api": 6,
-    "report": 7, "cli": 8, "demo": 8,
+    "report": 7, "cli": 8, "demo": 8, "training": 8,
 }  # fmt: skip
 """A module may import modules of its own part and of parts ranked lower, never higher."""
 PUBLIC_SOURCES = f"{NAME}.sources"

@@ -1,5 +1,6 @@
-"""The command lines: ``postforget-pair`` (pair, ``multi``/``chain``, ``show``) and ``postforget`` (``task-dir``,
-``demo``), one module per command. Errors a user can act on print one message and exit 1; usage errors exit 2."""
+"""The command lines: ``postforget-pair`` (pair, ``multi``/``chain``, ``curve``, ``show``) and ``postforget``
+(``task-dir``, ``demo``), one module per command. Errors a user can act on print one message and exit 1; usage
+errors exit 2."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ def _interruptible(prog: str, command: Callable[[list[str]], int], argv: Sequenc
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``postforget-pair``: pair two directories, several (``multi``, ``chain``), or ``show`` the items that changed."""
+    """``postforget-pair``: pair two directories, several (``multi``, ``chain``), runs over steps (``curve``), or
+    ``show`` the items that changed."""
     return _interruptible("postforget-pair", _pair, argv)
 
 
@@ -32,6 +34,10 @@ def _pair(argv: list[str]) -> int:
         from postforget_lmeval.cli import show
 
         return show.command(argv[1:])
+    if argv[:1] == ["curve"]:
+        from postforget_lmeval.cli import curve
+
+        return curve.command(argv[1:])
     if argv[:1] in (["multi"], ["chain"]):
         from postforget_lmeval.cli import many
 

@@ -301,6 +301,49 @@ def pairs_html(wide: pd.DataFrame, long: pd.DataFrame, png: bytes | None, direct
     )
 
 
+MAX_CURVE_ITEMS = 200
+"""Rows of the first-forgotten table shown in curve.html (items.csv has them all)."""
+
+
+def curve_html(curve: pd.DataFrame, items: pd.DataFrame, png: bytes | None, steps: Sequence[int]) -> str:
+    """curve.html: forgetting over steps (figure and table against the first run), then the items ever forgotten
+    with the step each was first forgotten, whether it came back and how often it flipped."""
+    first = curve[curve["against"] == "first"]
+    table = pd.DataFrame(
+        {
+            "step": first["step"],
+            "category": [report.category_label(c) for c in first["category"]],
+            "accuracy": [report.pct(a) for a in first["acc_after"]],
+            "F_true (F_max)": [
+                report.cell(m, s, c) for m, s, c in zip(first["F_true"], first["F_true_std"], first["F_max"])
+            ],
+            "BT_true (BT_max)": [
+                report.cell(m, s, c) for m, s, c in zip(first["BT_true"], first["BT_true_std"], first["BT_max"])
+            ],
+        }
+    )
+    lost = items[items["first_forgotten"].notna()]
+    shown = lost.drop(columns=["first_gained"]).head(MAX_CURVE_ITEMS)
+    summary = (
+        f"{len(lost)} of {len(items)} items (per seed) were forgotten at some step; "
+        f"{int(lost['came_back'].sum())} of them came back later; {int((lost['flips'] > 1).sum())} flipped more than "
+        "once (unsteady items: noise or a boundary case rather than steady forgetting). "
+        + (f"The first {MAX_CURVE_ITEMS} are shown; " if len(lost) > MAX_CURVE_ITEMS else "")
+        + "every item is in items.csv."
+    )
+    sections = [
+        _section("curve-plot", "Forgetting over steps", _image(png, "F_true and BT_true over steps per category")),
+        _section(
+            "curve-table",
+            f"Against the first run (step {steps[0]}), macro per category",
+            f'<p class="muted">{_e(report.LEGEND)}</p>' + table_html(table),
+        ),
+        _section("first-forgotten", "Items forgotten at some step", f"<p>{_e(summary)}</p>" + table_html(shown)),
+    ]
+    nav = [("curve-plot", "Figure"), ("curve-table", "Table"), ("first-forgotten", "Items")]
+    return _page("Forgetting over steps", sections, nav)
+
+
 def renderers(result: PairResult, plot: bool = True) -> dict[str, Callable[[Path], None]]:
     """File name -> writer for every report file of one pairing; ``outputs.write_outputs`` writes them."""
     image = None

@@ -1,0 +1,62 @@
+"""``postforget-pair curve DIR_1 DIR_2 ... -o OUT_DIR``: forgetting over steps from runs of saved checkpoints,
+the same report the training callback writes."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from rich.table import Table
+
+from postforget_lmeval.cli import pair as pair_command
+from postforget_lmeval.cli.console import consoles, escape, failed
+from postforget_lmeval.errors import PairingError
+from postforget_lmeval.metrics import OVERALL
+from postforget_lmeval.report import curve as curve_report
+from postforget_lmeval.report.paper_table import cell, pct
+
+
+def _steps(value: str) -> list[int]:
+    try:
+        return [int(s) for s in value.split(",") if s.strip()]
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"--steps takes whole numbers separated by commas, not {value!r}") from e
+
+
+def command(argv: Sequence[str]) -> int:
+    """Pair every run with the first and the one before it; write curve.csv/png/html, items.csv and chain/."""
+    own = argparse.ArgumentParser(prog="postforget-pair curve", usage=pair_command.USAGE, add_help=False)
+    own.add_argument("dirs", nargs="+", metavar="DIR")
+    own.add_argument("-o", "--output", required=True, metavar="OUT_DIR")
+    own.add_argument("--steps", type=_steps, help="the step of each run (default: the number each name ends with)")
+    known, rest = own.parse_known_args(argv)
+    args = pair_command.parser().parse_args(["BEFORE_DIR", "AFTER_DIR", "-o", known.output, *rest])
+    out, err = consoles()
+    try:
+        if args.paper_pair:
+            raise PairingError("--paper-pair names one pair; a curve pairs every run with the first")
+        curve, written = curve_report.write_curve(
+            known.dirs, known.output, known.steps, pair_command.options(args), plot=not args.no_plot
+        )
+    except (PairingError, OSError) as e:
+        return failed(err, e, known.output)
+    if not args.quiet:
+        table = Table(title=f"Against the first run (step {curve.steps[0]}), overall, macro, %")
+        for name in ("step", "accuracy", "F_true ± std (F_max)", "BT_true ± std (BT_max)"):
+            table.add_column(name, justify="right")
+        rows = curve.curve[(curve.curve["against"] == "first") & (curve.curve["category"] == OVERALL)]
+        for r in rows.itertuples(index=False):
+            table.add_row(
+                str(r.step),
+                pct(r.acc_after),
+                cell(r.F_true, r.F_true_std, r.F_max),
+                cell(r.BT_true, r.BT_true_std, r.BT_max),
+            )
+        out.print(table)
+        lost = curve.items["first_forgotten"].notna()
+        out.print(
+            f"{int(lost.sum())} of {len(curve.items)} items forgotten at some step, "
+            f"{int(curve.items.loc[lost, 'came_back'].sum())} came back later"
+        )
+    err.print(f"wrote {len(written)} files to {escape(str(known.output))} (curve.html, items.csv, chain/)")
+    return 0
