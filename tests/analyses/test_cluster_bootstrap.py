@@ -23,10 +23,11 @@ def _clustered(rng: np.random.Generator, n_clusters: int, size: int, copy: float
     own = rng.choice(CODES, size=(n_clusters, 1), p=SHARES)
     alone = rng.choice(CODES, size=(n_clusters, size), p=SHARES)
     code = np.where(rng.random((n_clusters, size)) < copy, own, alone).ravel()
+    cluster = np.repeat(np.arange(n_clusters), size).astype(str)
     return pd.DataFrame(
         {
             "subtask": "stories", "category": "Reading", "seed": "0", "doc_id": np.arange(code.size),
-            "before": code // 2, "after": code % 2, "k": K, "cluster": np.repeat(np.arange(n_clusters), size).astype(str),
+            "before": code // 2, "after": code % 2, "k": K, "cluster": cluster,
         }
     )  # fmt: skip
 
