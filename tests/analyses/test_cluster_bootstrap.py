@@ -57,3 +57,22 @@ def test_cluster_bootstrap_covers_where_the_item_bootstrap_fails() -> None:
     items, clusters = _coverage(False), _coverage(True)
     assert 0.90 <= clusters <= 0.99, f"cluster bootstrap covers {clusters:.0%}"
     assert items < 0.85, f"item bootstrap covers {items:.0%}"
+
+
+def test_pairing_carries_the_cluster_to_the_bootstrap(tmp_path) -> None:
+    from postforget_lmeval import pair
+    from tests.helpers.lmeval_runs import pf_record, sample_line, write_run
+
+    for side, bits in (("before", "11111111"), ("after", "11001100")):
+        lines = []
+        for i, b in enumerate(bits):
+            record = {**pf_record("mctest_main", int(b), category="Knowledge/QA"), "cluster": f"story{i // 4}"}
+            lines.append(sample_line(i, None, record=record))
+        write_run(tmp_path / side, {"postforget_mctest_main": lines}, seed=0)
+    result = pair(tmp_path / "before", tmp_path / "after")
+    assert result.samples["cluster"].tolist() == ["story0"] * 4 + ["story1"] * 4
+    assert result.summary["analyses"]["bootstrap"]["clustered_subtasks"] == ["mctest_main"]
+    # two stories, each losing 2 of 4 items and right on all before (no chance baseline left): every replicate
+    # draws two whole stories, so F_true is 0.5 in each; drawing items would spread it
+    row = result.subtasks.iloc[0]
+    assert row["F_true"] == row["F_true_lo"] == row["F_true_hi"] == 0.5
