@@ -1,4 +1,4 @@
-"""The noise floor: how much a model "forgets" when it is paired with itself (docs/method.md §7).
+"""The noise floor: how much a model "forgets" when it is paired with itself (docs/method.md §5).
 
 With a sampling temperature above zero a model run twice flips items both ways with no change at all: an
 item it gets right with probability p goes 1->0 between two runs with probability p(1-p). When a side has
