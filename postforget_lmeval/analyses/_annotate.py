@@ -184,7 +184,8 @@ def _category_note(notes: pd.Series) -> str:
 def _floor_text(row: pd.Series) -> tuple[str, str]:
     """The terminal's floor and beyond-noise cells of a macro row: the note where there is no floor."""
     if pd.isna(row.get("F_true_noise_mean")):
-        return row.get("noise_note") or "–", "–"
+        note = row.get("noise_note") or "–"
+        return noise.SHORT.get(note, note), "–"
     lo, hi = row["F_true_beyond_noise_lo"], row["F_true_beyond_noise_hi"]
     beyond = f"{100 * row['F_true_beyond_noise_mean']:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]"
     floor = f"{100 * row['F_true_noise_mean']:.1f}"

@@ -39,6 +39,8 @@ TEXT = ("noise_seeds", "noise_note")
 NEEDS_TWO = "needs two seeds on a side"
 LOGLIKELIHOOD = "0 by construction: log-likelihood scoring does not sample"
 SAME = "seeds agree on every item (greedy decoding?): no sampling noise seen"
+SHORT = {NEEDS_TWO: "needs two seeds", LOGLIKELIHOOD: "0: log-likelihood", SAME: "seeds agree"}
+"""The notes as the terminal's narrow cells say them."""
 
 
 def _rates(weights: np.ndarray, before: np.ndarray, after: np.ndarray, k: np.ndarray) -> dict[str, np.ndarray]:
