@@ -31,7 +31,7 @@ SUBTASK_DRIFT_COLUMNS = ("dp_gold_median_11", "at_risk_share", "drift_share")
 DRIFT_COLUMNS = ("at_risk_share", "drift_share")
 KEYS = ["subtask", "seed"]
 """The key of a row of ``subtasks`` and of the analyses' per-row tables, compared as text."""
-TERMINAL_COLUMNS = ("format", "significant", "noise_floor", "beyond_noise")
+TERMINAL_COLUMNS = ("format", "significant", "noise_floor", "F_beyond_noise", "BT_beyond_noise")
 """Columns of :func:`terminal_columns`, for the category table on the terminal."""
 
 
@@ -181,21 +181,27 @@ def _category_note(notes: pd.Series) -> str:
     return f"{missing} of {len(notes)} rows without a floor" if missing else ""
 
 
-def _floor_text(row: pd.Series) -> tuple[str, str]:
-    """The terminal's floor and beyond-noise cells of a macro row: the note where there is no floor."""
+def _floor_text(row: pd.Series) -> tuple[str, str, str]:
+    """The terminal's cells of a macro row: the floor of F_true (= that of BT_true), then F_true and BT_true beyond
+    it with their intervals, in %; the reason in a few words where there is no floor."""
     if pd.isna(row.get("F_true_noise_mean")):
         note = row.get("noise_note") or "–"
-        return noise.SHORT.get(note, note), "–"
-    lo, hi = row["F_true_beyond_noise_lo"], row["F_true_beyond_noise_hi"]
-    beyond = f"{100 * row['F_true_beyond_noise_mean']:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]"
+        return noise.SHORT.get(note, note), "–", "–"
+
+    def beyond(metric: str) -> str:
+        lo, hi = row[f"{metric}_beyond_noise_lo"], row[f"{metric}_beyond_noise_hi"]
+        return f"{100 * row[f'{metric}_beyond_noise_mean']:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]"
+
     floor = f"{100 * row['F_true_noise_mean']:.1f}"
-    return (f"{floor} (seeds agree)" if row.get("noise_note") == noise.SAME else floor), beyond
+    floor = f"{floor} (seeds agree)" if row.get("noise_note") == noise.SAME else floor
+    return floor, beyond("F_true"), beyond("BT_true")
 
 
 def terminal_columns(result: PairResult) -> pd.DataFrame:
     """Per category and OVERALL (index ``category``): ``format``, the macro share of 1->0 items lost to
     format (F_format_share_mean), ``significant``, "k/n" sub-benchmark x seed rows with q < 0.05, and
-    ``noise_floor`` / ``beyond_noise``: the floor of F_true and F_true beyond it with its interval, in %."""
+    ``noise_floor``, ``F_beyond_noise``, ``BT_beyond_noise``: the floor of F_true and BT_true (one floor for
+    both) and each beyond it with its interval, in %."""
     macro = result.categories[result.categories["average"] == "macro"].set_index("category")
     sig = result.subtasks.groupby("category")["significant"].agg(lambda s: f"{int(s.sum())}/{len(s)}")
     sig[metrics.OVERALL] = f"{int(result.subtasks['significant'].sum())}/{len(result.subtasks)}"
@@ -204,8 +210,9 @@ def terminal_columns(result: PairResult) -> pd.DataFrame:
         {
             "format": macro["F_format_share_mean"],
             "significant": sig.reindex(macro.index),
-            "noise_floor": [f for f, _ in floor],
-            "beyond_noise": [b for _, b in floor],
+            "noise_floor": [f[0] for f in floor],
+            "F_beyond_noise": [f[1] for f in floor],
+            "BT_beyond_noise": [f[2] for f in floor],
         },
         index=macro.index,
     )
