@@ -11,6 +11,7 @@ SFT → RL) into the pairs each step against the one before it and against the f
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -78,6 +79,15 @@ def _slug(text: str) -> str:
     return re.sub(r"[^\w.-]+", "_", text).strip("_")
 
 
+_NOISE_COLUMNS = {
+    "noise_floor": "noise_mean",
+    "beyond_noise": "beyond_noise_mean",
+    "beyond_noise_lo": "beyond_noise_lo",
+    "beyond_noise_hi": "beyond_noise_hi",
+}
+"""pairs_long.csv's columns of the noise floor (docs/method.md §5) -> the suffix of its column in categories.csv."""
+
+
 def _metric_rows(label: str, result: PairResult) -> pd.DataFrame:
     """Long-form macro figures of one pair: one row per category and metric, OVERALL last."""
     cats = result.categories[result.categories["average"] == "macro"]
@@ -96,6 +106,10 @@ def _metric_rows(label: str, result: PairResult) -> pd.DataFrame:
                     "acc_after": r.acc_after_mean,
                     "n_subtasks": int(r.n_subtasks),
                     "n_seeds": int(r.n_seeds),
+                    **{
+                        name: getattr(r, f"{metric}_{column}", math.nan)  # absent without the analyses
+                        for name, column in _NOISE_COLUMNS.items()
+                    },
                 }
             )
     return pd.DataFrame(rows)

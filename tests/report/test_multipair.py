@@ -69,6 +69,10 @@ def test_three_pairs_one_table(stages: dict[str, Path], tmp_path: Path) -> None:
     assert len(long) == 3 * 2 * 3
     sft = long[(long["pair"] == "base→sft") & (long["category"] == "OVERALL") & (long["metric"] == "F_true")].iloc[0]
     assert sft["mean"] == pytest.approx(_macro(out / "base_sft", "OVERALL")["F_true_mean"])
+    # two seeds a side: each pair's noise floor and the figure beyond it, as its own categories.csv has them
+    assert sft["noise_floor"] == pytest.approx(_macro(out / "base_sft", "OVERALL")["F_true_noise_mean"])
+    assert sft["beyond_noise"] == pytest.approx(_macro(out / "base_sft", "OVERALL")["F_true_beyond_noise_mean"])
+    assert sft["beyond_noise_lo"] <= sft["beyond_noise"] <= sft["beyond_noise_hi"]
     assert "| Overall |" in (out / "pairs.md").read_text()
     html = (out / "pairs.html").read_text()
     assert 'id="pairs-table"' in html and "data:image/png;base64," in html and "base_sft/report.html" in html
