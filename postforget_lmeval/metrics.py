@@ -158,6 +158,26 @@ def counts_metrics(n_11: int, n_10: int, n_01: int, n_00: int, keff: float) -> d
     }
 
 
+FLIP_METRICS: tuple[str, ...] = ("NFR", "NFI", "PFR", "PFI")
+"""Keys of :func:`flip_metrics`: the model-update literature's names for the flips (docs/method.md §6)."""
+
+
+def flip_metrics(n_11: int, n_10: int, n_01: int, n_00: int) -> dict[str, float]:
+    """Negative and positive flip rate and impact (Yan et al., CVPR 2021, "Positive-Congruent Training").
+
+    The rates share the paper's denominator (NFR is F, PFR is BT); the impacts divide by the after model's
+    errors (NFI: what share of its mistakes are regressions) and by its correct answers (PFI: what share of
+    them are new). People who compare with the model-update literature look for these names.
+    """
+    n = n_11 + n_10 + n_01 + n_00
+    return {
+        "NFR": _ratio(n_10, n),
+        "NFI": _ratio(n_10, n_10 + n_00),
+        "PFR": _ratio(n_01, n),
+        "PFI": _ratio(n_01, n_11 + n_01),
+    }
+
+
 def seed_agreement_metrics(before: ArrayLike, after: ArrayLike, k: ArrayLike | float | None = None) -> dict[str, float]:
     """The paper's stricter variant: an item counts only if it makes the same transition under every seed.
 

@@ -15,6 +15,7 @@ from postforget_lmeval import metrics
 from postforget_lmeval.analyses import _bootstrap as bootstrap
 from postforget_lmeval.analyses import _drift as drift
 from postforget_lmeval.analyses import _failure_modes as failure_modes
+from postforget_lmeval.analyses import _noise as noise
 from postforget_lmeval.analyses import _significance as significance
 from postforget_lmeval.pairing.results import PairResult
 
@@ -30,7 +31,7 @@ SUBTASK_DRIFT_COLUMNS = ("dp_gold_median_11", "at_risk_share", "drift_share")
 DRIFT_COLUMNS = ("at_risk_share", "drift_share")
 KEYS = ["subtask", "seed"]
 """The key of a row of ``subtasks`` and of the analyses' per-row tables, compared as text."""
-TERMINAL_COLUMNS = ("format", "significant")
+TERMINAL_COLUMNS = ("format", "significant", "noise_floor", "F_beyond_noise", "BT_beyond_noise")
 """Columns of :func:`terminal_columns`, for the category table on the terminal."""
 
 
@@ -86,6 +87,9 @@ def annotate(
     per_row, per_cat = bootstrap.intervals(samples, n_boot=n_boot, seed=seed)
     _set_columns(subtasks, _aligned(keys, per_row, bootstrap.COLUMNS))
     _set_columns(categories, _aligned(category_keys, per_cat, bootstrap.COLUMNS), macro)
+    _noise_floor(subtasks, categories, samples, macro, n_boot=n_boot, seed=seed)
+    counts = subtasks[["n_11", "n_10", "n_01", "n_00"]].astype(int).itertuples(index=False)
+    _set_columns(subtasks, pd.DataFrame([metrics.flip_metrics(*c) for c in counts], columns=metrics.FLIP_METRICS))
 
     modes = failure_modes.item_modes(samples, _max_gen_toks(result.summary), load_item)
     if modes.attrs["unreadable"]:
@@ -113,7 +117,7 @@ def annotate(
         for col in SUBTASK_DRIFT_COLUMNS:
             subtasks[col] = float("nan")
 
-    columns = (*BEHAVIOUR_COLUMNS, *DRIFT_COLUMNS)
+    columns = (*BEHAVIOUR_COLUMNS, *DRIFT_COLUMNS, *metrics.FLIP_METRICS)
     means = metrics.macro_means(subtasks, columns).add_suffix("_mean").reset_index()
     _set_columns(categories, _aligned(category_keys, means, tuple(f"{c}_mean" for c in columns)), macro)
     result.summary.setdefault("analyses", {}).update(
@@ -123,7 +127,20 @@ def annotate(
                 "family": "all sub-benchmark x seed rows of this pair",
                 "fdr": significance.ALPHA,
             },
-            "bootstrap": {"replicates": n_boot, "seed": seed, "level": bootstrap.LEVEL, "unit": bootstrap.UNIT},
+            "bootstrap": {
+                "replicates": n_boot,
+                "seed": seed,
+                "level": bootstrap.LEVEL,
+                "unit": bootstrap.UNIT,
+                "clustered_subtasks": sorted(map(str, samples.loc[samples["cluster"].notna(), "subtask"].unique()))
+                if "cluster" in samples
+                else [],
+            },
+            "noise_floor": {
+                "estimator": "each side's seeds paired with each other, both directions, averaged over seed pairs "
+                "and over the sides with two or more seeds (docs/method.md)",
+                "subtasks_with_floor": int(subtasks["F_noise"].notna().groupby(subtasks["subtask"]).any().sum()),
+            },
             "failure_modes": {
                 "cut_chars_per_token": failure_modes.CUT_CHARS_PER_TOKEN,
                 "items_read_back": modes.attrs["loaded"],
@@ -136,10 +153,66 @@ def annotate(
     )
 
 
+def _noise_floor(
+    subtasks: pd.DataFrame, categories: pd.DataFrame, samples: pd.DataFrame, macro: np.ndarray, **boot: int
+) -> None:
+    """The noise floor's columns on ``subtasks`` and on the macro rows of ``categories``, with ``noise_note``:
+    why a row has no floor (or that its seeds never differed), for the renderers to say instead of a 0."""
+    per_row, per_cat, texts = noise.noise_floor(samples, **boot)
+    keys = subtasks[KEYS].astype(str).reset_index(drop=True)
+    _set_columns(subtasks, _aligned(keys, per_row, (*noise.COLUMNS, *noise.INTERVALS)))
+    text = _aligned(keys[["subtask"]], texts, noise.TEXT)
+    for col in noise.TEXT:
+        subtasks[col] = text[col].fillna("").to_numpy(dtype=object)
+    wanted = tuple(f"{c}_mean" for c in noise.COLUMNS) + noise.INTERVALS
+    category_keys = categories[["category"]].astype(str).reset_index(drop=True)
+    _set_columns(categories, _aligned(category_keys, per_cat, wanted), macro)
+    notes = subtasks.groupby("category")["noise_note"].agg(_category_note)
+    notes[metrics.OVERALL] = _category_note(subtasks["noise_note"])
+    categories["noise_note"] = np.where(macro, categories["category"].astype(str).map(notes).fillna(""), "")
+
+
+def _category_note(notes: pd.Series) -> str:
+    """A category's note: its sub-benchmarks' one note when they share it, else which of them have none."""
+    distinct = set(notes)
+    if len(distinct) == 1:
+        return next(iter(distinct))
+    missing = int(notes.isin([noise.NEEDS_TWO, noise.LOGLIKELIHOOD]).sum())
+    return f"{missing} of {len(notes)} rows without a floor" if missing else ""
+
+
+def _floor_text(row: pd.Series) -> tuple[str, str, str]:
+    """The terminal's cells of a macro row: the floor of F_true (= that of BT_true), then F_true and BT_true beyond
+    it with their intervals, in %; the reason in a few words where there is no floor."""
+    if pd.isna(row.get("F_true_noise_mean")):
+        note = row.get("noise_note") or "–"
+        return noise.SHORT.get(note, note), "–", "–"
+
+    def beyond(metric: str) -> str:
+        lo, hi = row[f"{metric}_beyond_noise_lo"], row[f"{metric}_beyond_noise_hi"]
+        return f"{100 * row[f'{metric}_beyond_noise_mean']:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+    floor = f"{100 * row['F_true_noise_mean']:.1f}"
+    floor = f"{floor} (seeds agree)" if row.get("noise_note") == noise.SAME else floor
+    return floor, beyond("F_true"), beyond("BT_true")
+
+
 def terminal_columns(result: PairResult) -> pd.DataFrame:
     """Per category and OVERALL (index ``category``): ``format``, the macro share of 1->0 items lost to
-    format (F_format_share_mean), and ``significant``, "k/n" sub-benchmark x seed rows with q < 0.05."""
+    format (F_format_share_mean), ``significant``, "k/n" sub-benchmark x seed rows with q < 0.05, and
+    ``noise_floor``, ``F_beyond_noise``, ``BT_beyond_noise``: the floor of F_true and BT_true (one floor for
+    both) and each beyond it with its interval, in %."""
     macro = result.categories[result.categories["average"] == "macro"].set_index("category")
     sig = result.subtasks.groupby("category")["significant"].agg(lambda s: f"{int(s.sum())}/{len(s)}")
     sig[metrics.OVERALL] = f"{int(result.subtasks['significant'].sum())}/{len(result.subtasks)}"
-    return pd.DataFrame({"format": macro["F_format_share_mean"], "significant": sig.reindex(macro.index)})
+    floor = [_floor_text(row) for _, row in macro.iterrows()]
+    return pd.DataFrame(
+        {
+            "format": macro["F_format_share_mean"],
+            "significant": sig.reindex(macro.index),
+            "noise_floor": [f[0] for f in floor],
+            "F_beyond_noise": [f[1] for f in floor],
+            "BT_beyond_noise": [f[2] for f in floor],
+        },
+        index=macro.index,
+    )

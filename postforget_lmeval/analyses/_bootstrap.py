@@ -2,7 +2,10 @@
 
 Resampling unit: the item (a ``doc_id``) within its sub-benchmark. One replicate draws n items with
 replacement from the sub-benchmark's n items, and the same draw is used for every seed, so the
-correlation between seeds (the same question is easy or hard under each) is kept. A replicate is
+correlation between seeds (the same question is easy or hard under each) is kept. Where the items carry a
+``cluster`` (questions that share a text: an MCTest story, a MuSR narrative), a replicate draws whole
+clusters instead, because items of one text succeed and fail together and an item draw would understate
+the spread. A replicate is
 therefore a weight per item (how often it was drawn); its transition counts are weighted sums, and its
 F_true and BT_true use the chance baseline of ``metrics.chance_rate`` with the replicate's own
 accuracies and k_eff. Categories and OVERALL average the replicates with the macro structure of the
@@ -23,7 +26,7 @@ RATES = ("F_true", "BT_true")
 COLUMNS = tuple(f"{r}_{s}" for r in RATES for s in ("lo", "hi"))
 """The interval columns of both tables of :func:`intervals`."""
 UNIT = "item within sub-benchmark, same draw for every seed"
-"""The resampling unit, as summary.json states it."""
+"""The resampling unit, as summary.json states it; the sub-benchmarks resampled by cluster are listed beside it."""
 
 
 def _weights(rng: np.random.Generator, cell: np.ndarray, n_boot: int) -> np.ndarray:
@@ -34,6 +37,28 @@ def _weights(rng: np.random.Generator, cell: np.ndarray, n_boot: int) -> np.ndar
     offsets = n_cells * np.arange(n_boot)[:, None]  # replicate r counts its cells in columns r*n_cells ...
     drawn = np.bincount((picks + offsets).ravel(), minlength=n_boot * n_cells).reshape(n_boot, n_cells)
     return np.vstack([np.bincount(cell, minlength=n_cells), drawn]).astype(float)
+
+
+def cluster_weights(rng: np.random.Generator, cluster: np.ndarray, n_boot: int) -> np.ndarray:
+    """(1 + n_boot) x items: how often each item is in a replicate that draws as many clusters as there are, with
+    replacement (row 0: the observed data). ``cluster``: each item's cluster key; an item is drawn with its
+    cluster, so items of one text stay together."""
+    ids, of_item = np.unique(np.asarray(cluster, dtype=str), return_inverse=True)
+    return _weights(rng, np.arange(len(ids)), n_boot)[:, of_item.ravel()]
+
+
+def item_clusters(samples: pd.DataFrame, index: pd.MultiIndex) -> np.ndarray | None:
+    """Per item of ``index`` (subtask, doc_id as its last two levels) its cluster key, or None when no item of
+    them names one; an item without a key is a cluster of its own."""
+    if "cluster" not in samples or samples["cluster"].isna().all():
+        return None
+    keys = samples.groupby(["subtask", "doc_id"], observed=True)["cluster"].first()
+    pos = pd.MultiIndex.from_arrays([index.get_level_values("subtask"), index.get_level_values("doc_id")])
+    found = keys.reindex(pos).to_numpy(dtype=object)
+    if pd.isna(found).all():
+        return None
+    alone = [f"\0item {d}" for d in index.get_level_values("doc_id")]
+    return np.array([alone[i] if pd.isna(c) else str(c) for i, c in enumerate(found)], dtype=object)
 
 
 def _rates(weights: np.ndarray, codes: np.ndarray, k: np.ndarray) -> dict[str, np.ndarray]:
@@ -77,6 +102,7 @@ def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd
     wide = items.pivot(index=keys, columns="seed", values="code")  # items x seeds, both sorted
     ks = items.groupby(keys)["k"].first().reindex(wide.index).to_numpy(dtype=float)  # the first k logged
     all_codes, seeds = wide.to_numpy(dtype=float), wide.columns.to_numpy()
+    clusters = item_clusters(samples, wide.index) if "cluster" in samples else None
     blocks = wide.index.droplevel("doc_id")
     starts = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1]])
     out: dict[str, list[np.ndarray]] = {c: [] for c in ("category", "subtask", "seed", "replicate", *RATES)}
@@ -90,7 +116,14 @@ def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd
         items_wide = np.nan_to_num(np.column_stack([codes, k]), nan=-1.0)
         cells, cell = np.unique(items_wide, axis=0, return_inverse=True)
         cells[cells == -1.0] = np.nan
-        rates = _rates(_weights(rng, cell.ravel(), n_boot), cells[:, :-1], cells[:, -1])
+        cell = cell.ravel()
+        if clusters is not None and clusters[start:end].size > len(set(clusters[start:end])):
+            on_items = cluster_weights(rng, clusters[start:end], n_boot)
+            weights = np.zeros((n_boot + 1, len(cells)))
+            np.add.at(weights.T, cell, on_items.T)  # an item's weight goes to its cell
+        else:
+            weights = _weights(rng, cell, n_boot)
+        rates = _rates(weights, cells[:, :-1], cells[:, -1])
         category, subtask = blocks[start]
         for s, seed_name in enumerate(seeds[present]):
             out["category"].append(np.full(n_boot + 1, category, dtype=object))

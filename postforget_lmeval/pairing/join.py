@@ -21,7 +21,7 @@ from postforget_lmeval.sources import RunRead, Source, item_table
 JOIN_KEY = ["subtask", "seed_label", "replicate", "doc_id"]
 _KEEP = (
     "doc_hash", "correct", "k", "answer", "gold", "status", "locator", "task", "file", "category",
-    "has_repeats", "response_chars", "option_ll", "source",
+    "has_repeats", "response_chars", "option_ll", "source", "cluster",
 )  # fmt: skip
 """The per-side columns the join carries, each as ``<column>_before`` and ``<column>_after``."""
 

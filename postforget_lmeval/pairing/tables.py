@@ -84,6 +84,9 @@ def samples_frame(paired: pd.DataFrame) -> pd.DataFrame:
         pd.Categorical.from_codes(3 - codes, categories=list(TRANSITIONS.values())), index=paired.index
     )
     out["gold"] = paired["gold_before"].fillna(paired["gold_after"])
+    cluster = paired["cluster_before"].fillna(paired["cluster_after"])
+    if cluster.notna().any():  # items that share a text: the bootstrap draws them together
+        out["cluster"] = cluster
     per_side = ["answer", "status", "task", "file", "locator", "seed", "source", "response_chars"]
     if "correct_logged_before" in paired or "correct_logged_after" in paired:
         per_side.append("correct_logged")

@@ -10,6 +10,11 @@ from postforget_lmeval.pairing.results import PairResult
 from postforget_lmeval.report.markdown import markdown_table
 
 _TOP = 15  # rows listed in the per-sub-benchmark tables
+NOISE_LEGEND = (
+    "Floor: the same figures for each side's seeds paired with each other (the model against itself), averaged "
+    "over seed pairs and sides; beyond noise: the figure minus its floor, with a 95% bootstrap interval. "
+    "NFR/NFI and PFR/PFI: negative and positive flip rate and impact (Yan et al., 2021); docs/method.md."
+)
 
 
 def _pct(x: object) -> str:
@@ -65,6 +70,53 @@ def _significance(result: PairResult) -> list[str]:
         ]
         lines += _table(["category", "F_true [95% CI]", "BT_true [95% CI]"], rows) + [""]
     return lines
+
+
+def _beyond(row: pd.Series, metric: str) -> str:
+    """``metric`` beyond the noise floor with its interval, in %, or the reason there is none."""
+    value = row.get(f"{metric}_beyond_noise_mean")
+    if value is None or pd.isna(value):
+        return row.get("noise_note") or "–"
+    lo, hi = row.get(f"{metric}_beyond_noise_lo"), row.get(f"{metric}_beyond_noise_hi")
+    return f"{_pct(value)} [{_pct(lo)}, {_pct(hi)}]"
+
+
+def noise_frame(result: PairResult) -> pd.DataFrame:
+    """Per category and OVERALL (macro): F_true and BT_true, the noise floor beside each and the figure beyond it
+    with its 95% interval, and the flip metrics; empty when ``annotate`` has not run."""
+    macro = _macro(result)
+    if "F_true_noise_mean" not in macro:
+        return pd.DataFrame()
+    rows = []
+    for _, r in macro.iterrows():
+        floor = r["F_true_noise_mean"]
+        no_floor = pd.isna(floor)
+        rows.append(
+            {
+                "category": r["category"],
+                "F_true": _pct(r["F_true_mean"]),
+                "F_true floor": r["noise_note"] if no_floor and r["noise_note"] else _pct(floor),
+                "F_true beyond noise [95% CI]": _beyond(r, "F_true"),
+                "BT_true": _pct(r["BT_true_mean"]),
+                "BT_true floor": "″" if no_floor and r["noise_note"] else _pct(r["BT_true_noise_mean"]),
+                "BT_true beyond noise [95% CI]": "″" if no_floor and r["noise_note"] else _beyond(r, "BT_true"),
+                **{m: _pct(r.get(f"{m}_mean")) for m in ("NFR", "NFI", "PFR", "PFI")},
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _noise(result: PairResult) -> list[str]:
+    frame = noise_frame(result)
+    if frame.empty:
+        return []
+    lines = [
+        "### Forgetting or sampling? The noise floor and the flips",
+        "",
+        NOISE_LEGEND,
+        "",
+    ]
+    return lines + _table(list(frame.columns), frame.astype(str).to_numpy().tolist()) + [""]
 
 
 def _failure_modes(result: PairResult) -> list[str]:
@@ -140,5 +192,6 @@ def analyses_markdown(result: PairResult) -> str:
     """The "Analyses beyond the paper" section of report.md; empty when ``annotate`` has not run."""
     if "significance" not in result.tables:
         return ""
-    lines = ["## Analyses beyond the paper", "", *_failure_modes(result), *_significance(result), *_drift(result)]
+    lines = ["## Analyses beyond the paper", "", *_failure_modes(result), *_significance(result), *_noise(result)]
+    lines += _drift(result)
     return "\n".join(lines).rstrip() + "\n"

@@ -22,6 +22,7 @@ from postforget_lmeval.pairing.options import PairOptions
 from postforget_lmeval.pairing.results import PairingError, PairResult
 from postforget_lmeval.report import html as report_html
 from postforget_lmeval.report import many
+from postforget_lmeval.report.csv_safe import write_csv
 from postforget_lmeval.report.files import atomic_write
 from postforget_lmeval.report.paper_table import category_label, category_order
 
@@ -185,8 +186,8 @@ def write_curve(
     image = curve_png(curve.curve) if plot else None
     page = report_html.curve_html(curve.curve, curve.items, image, steps)
     written += [
-        atomic_write(out / "curve.csv", lambda p: curve.curve.to_csv(p, index=False)),
-        atomic_write(out / "items.csv", lambda p: curve.items.to_csv(p, index=False)),
+        atomic_write(out / "curve.csv", lambda p: write_csv(curve.curve, p)),
+        atomic_write(out / "items.csv", lambda p: write_csv(curve.items, p)),
         atomic_write(out / "curve.html", lambda p: p.write_text(page, encoding="utf-8")),
     ]
     if image is not None:

@@ -22,6 +22,7 @@ from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.pairing.results import PairResult
 from postforget_lmeval.report import paper
 from postforget_lmeval.report import paper_table as report
+from postforget_lmeval.report.analyses_md import NOISE_LEGEND, noise_frame
 from postforget_lmeval.report.csv_safe import write_csv
 from postforget_lmeval.scoring import option_letter
 
@@ -261,6 +262,16 @@ def render(result: PairResult, png: bytes | None, tables: report.ReportTables | 
     ]
     if t.paper_label:
         sections.append(("paper-comparison", f"Beside the paper: {t.paper_label}", _comparison(result, t.paper_label)))
+    noise = noise_frame(result)
+    if not noise.empty:
+        sections.append(
+            (
+                "noise-floor",
+                "Forgetting or sampling: the noise floor and the flips (macro, %)",
+                f'<p class="muted">{_e(NOISE_LEGEND)}</p>'
+                + table_html(noise, total_last=True, text_columns=noise.columns),
+            )
+        )
     extra = report.extra_tables(result)
     if extra:
         body = "".join(

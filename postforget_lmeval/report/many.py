@@ -3,14 +3,15 @@
 The paper's tables put one model pair per column and ``F_true ± std (F_max)`` per category in the
 cells (Appendix E). :func:`run_pairs` pairs each (before, after) with :func:`pairing.pair`, writes
 each pair's own outputs in its own directory, then the wide table across pairs as ``pairs.csv``,
-``pairs.md``, ``pairs.html`` and ``pairs.png``, and the same numbers long-form in
-``pairs_long.csv``; a pair the paper measured gets the paper's column beside it. :func:`chain` turns runs
-``A B C ...`` (e.g. base → SFT → RL) into the pairs
-each step against the one before it and against the first.
+``pairs.md``, ``pairs.html`` and ``pairs.png``, the same numbers long-form in
+``pairs_long.csv``, and every item's transition under every pair in ``items_by_pair.parquet``; a pair
+the paper measured gets the paper's column beside it. :func:`chain` turns runs ``A B C ...`` (e.g. base →
+SFT → RL) into the pairs each step against the one before it and against the first.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -80,6 +81,15 @@ def _slug(text: str) -> str:
     return re.sub(r"[^\w.-]+", "_", text).strip("_")
 
 
+_NOISE_COLUMNS = {
+    "noise_floor": "noise_mean",
+    "beyond_noise": "beyond_noise_mean",
+    "beyond_noise_lo": "beyond_noise_lo",
+    "beyond_noise_hi": "beyond_noise_hi",
+}
+"""pairs_long.csv's columns of the noise floor (docs/method.md §5) -> the suffix of its column in categories.csv."""
+
+
 def _metric_rows(label: str, result: PairResult) -> pd.DataFrame:
     """Long-form macro figures of one pair: one row per category and metric, OVERALL last."""
     cats = result.categories[result.categories["average"] == "macro"]
@@ -98,6 +108,10 @@ def _metric_rows(label: str, result: PairResult) -> pd.DataFrame:
                     "acc_after": r.acc_after_mean,
                     "n_subtasks": int(r.n_subtasks),
                     "n_seeds": int(r.n_seeds),
+                    **{
+                        name: getattr(r, f"{metric}_{column}", math.nan)  # absent without the analyses
+                        for name, column in _NOISE_COLUMNS.items()
+                    },
                 }
             )
     return pd.DataFrame(rows)
@@ -155,6 +169,28 @@ def table_markdown(wide: pd.DataFrame) -> str:
     return "\n".join(parts)
 
 
+ITEM_KEY = ["subtask", "category", "doc_id", "seed", "replicate"]
+"""The rows of :func:`item_matrix`: one item of a sub-benchmark under a seed label (and replicate)."""
+
+
+def item_matrix(results: dict[str, PairResult]) -> pd.DataFrame:
+    """items_by_pair.parquet: a row per item (:data:`ITEM_KEY`), a column per pair with its transition ('1->0' ...;
+    missing where the pair did not pair the item). The input of work that predicts which items a fine-tuning
+    forgets from the items' past transitions (Jin & Ren, 2024)."""
+    merged: pd.DataFrame | None = None
+    for label, result in results.items():
+        keyed = result.samples[[*ITEM_KEY, "transition"]].astype(
+            {"subtask": str, "category": str, "seed": str, "transition": str}
+        )
+        keyed = keyed.rename(columns={"transition": label})
+        merged = keyed if merged is None else merged.merge(keyed, on=ITEM_KEY, how="outer", validate="one_to_one")
+    if merged is None:
+        raise ValueError("item_matrix needs at least one pair")
+    merged = merged.sort_values(ITEM_KEY, kind="stable").reset_index(drop=True)
+    labels = pd.CategoricalDtype(sorted({t for r in results.values() for t in r.samples["transition"].astype(str)}))
+    return merged.astype({label: labels for label in results})
+
+
 def run_pairs(
     specs: Sequence[PairSpec],
     out_dir: str | os.PathLike[str],
@@ -194,7 +230,7 @@ def run_pairs(
 def write_table(
     results: dict[str, PairResult], out: Path, *, plot: bool = True, directories: dict[str, str] | None = None
 ) -> list[Path]:
-    """pairs_long.csv, pairs.csv, pairs.md, pairs.html (and pairs.png) in ``out``."""
+    """pairs_long.csv, pairs.csv, pairs.md, pairs.html, items_by_pair.parquet (and pairs.png) in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     long = long_table(results)
     wide = wide_table(long)
@@ -202,6 +238,7 @@ def write_table(
         atomic_write(out / "pairs_long.csv", lambda p: write_csv(long, p)),
         atomic_write(out / "pairs.csv", lambda p: write_csv(wide, p)),
         atomic_write(out / "pairs.md", lambda p: p.write_text(table_markdown(wide), encoding="utf-8")),
+        atomic_write(out / "items_by_pair.parquet", lambda p: item_matrix(results).to_parquet(p, index=False)),
     ]
     image = plots.many_pairs_png(long) if plot else None
     html = report_html.pairs_html(wide, long, image, directories or {})

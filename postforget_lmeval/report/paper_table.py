@@ -135,6 +135,10 @@ def rich_table(result: PairResult, average: str = "macro") -> Table:
         )
         frame["F lost to format"] = [pct(v) for v in extra["format"]]
         frame["signif. rows"] = extra["significant"].fillna("–").to_numpy()
+        if average == "macro":
+            frame["noise floor"] = extra["noise_floor"].fillna("–").to_numpy()
+            frame["F_true − floor [CI]"] = extra["F_beyond_noise"].fillna("–").to_numpy()
+            frame["BT_true − floor [CI]"] = extra["BT_beyond_noise"].fillna("–").to_numpy()
     return frame_rich(frame, f"Chance-adjusted forgetting and backward transfer, % ({label}); (…) = ceiling")
 
 

@@ -47,6 +47,8 @@ ITEM_COLUMNS: dict[str, str] = {
     "response_chars": "float: length of the response (lm-eval: the bytes of its logged JSON string; LightEval: "
     "characters); NaN: unknown or not generative",
     "option_ll": "object: list[float] of per-option log-likelihoods of log-likelihood MC items, else None",
+    "cluster": "str|None: the text the item shares with other items (a postforget record's cluster: MCTest's "
+    "story, MuSR's narrative); the bootstrap resamples such items together",
 }
 """Columns of the per-side item table every source yields (plus ``correct_logged`` when rescoring)."""
 
@@ -299,6 +301,7 @@ def item_table(parts: Sequence[Rows]) -> pd.DataFrame:
         "seed_num": np.repeat([math.nan if r.seed is None else float(r.seed) for r in runs], sizes).astype(float),
         "response_chars": numbers("response_chars"),
         "option_ll": objects("option_ll"),
+        "cluster": objects("cluster"),
     }
     if any("correct_logged" in p.columns for p in parts):
         logged = [p.columns.get("correct_logged", p.columns["correct"]) for p in parts]

@@ -158,6 +158,7 @@ class Row(NamedTuple):
     category: str | None = None
     response_chars: float = math.nan
     option_ll: list[float] | None = None
+    cluster: str | None = None  # the text the item shares with others (a postforget record's cluster)
     correct_logged: int | None = None  # the logged score, when rescoring
 
 
@@ -250,7 +251,7 @@ class SamplesRead:
             row = Row(
                 doc_id, hashed, rep, correct, locator, self._chance_k(rec.get("k"), doc_id),
                 excerpt(rec.get("answer")), excerpt(rec.get("gold")), rec.get("status"), rec.get("subtask"),
-                rec.get("category"), _logged_chars(sample, rep), None, correct,
+                rec.get("category"), _logged_chars(sample, rep), None, rec.get("cluster"), correct,
             )  # fmt: skip
             self.rows.append(self._rescored(sample, row) if self.rescore else row)
 

@@ -45,6 +45,9 @@ class Subtask:
     metadata: dict[str, str] = field(default_factory=dict)
     # Demo tasks are not part of the paper's suite or its groups.
     in_suite: bool = True
+    # Dataset column holding the text several questions share (MCTest's story, MuSR's narrative): its hash is
+    # the record's ``cluster``, and the bootstrap draws such items together.
+    cluster_field: str | None = None
 
     @property
     def subtask(self) -> str:
@@ -181,7 +184,7 @@ def _others() -> list[Subtask]:
         # GPQA is gated: it needs an HF token with access granted on the dataset page.
         Subtask("gpqa", "diamond", "Science/Tech", "Idavidrein/gpqa", "gpqa_diamond", "train"),
         *(
-            Subtask("musr", name, "Logic", "TAUR-Lab/MuSR", None, name)
+            Subtask("musr", name, "Logic", "TAUR-Lab/MuSR", None, name, cluster_field="narrative")
             for name in ("murder_mysteries", "object_placements", "team_allocation")
         ),
         Subtask("arc", "easy", "Logic", "allenai/ai2_arc", "ARC-Easy", "test"),
@@ -213,6 +216,7 @@ def _others() -> list[Subtask]:
                 "revision": "refs/convert/parquet",
                 "data_files": {"test": "mc500/test/*.parquet"},
             },
+            cluster_field="story",
         ),
         Subtask("piqa", "main", "Commonsense", "baber/piqa", None, "validation"),
         Subtask("commonsenseqa", "main", "Commonsense", "tau/commonsense_qa", None, "validation"),

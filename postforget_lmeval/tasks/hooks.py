@@ -9,6 +9,7 @@ instruction line and the exemplars are looked up at render time and never stored
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import defaultdict
 from collections.abc import Sequence
@@ -52,12 +53,22 @@ def process_docs(subtask: Subtask, dataset: Any) -> Any:
         "pf_format": [subtask.answer_format] * len(items),
         "pf_subtask": [subtask.subtask] * len(items),
         "pf_category": [subtask.category] * len(items),
+        "pf_cluster": _clusters(subtask, dataset),
     }
     for name, values in columns.items():
         if name in dataset.column_names:
             dataset = dataset.remove_columns(name)
         dataset = dataset.add_column(name, values)
     return dataset
+
+
+def _clusters(subtask: Subtask, dataset: Any) -> list[str | None]:
+    """Per row, a short hash of the text it shares with other rows (``Subtask.cluster_field``), else None: the
+    record's ``cluster``, so that the bootstrap resamples a story's questions together."""
+    if subtask.cluster_field is None:
+        return [None] * len(dataset)
+    texts = dataset[subtask.cluster_field]
+    return [hashlib.sha256(str(text).encode("utf-8")).hexdigest()[:16] for text in texts]
 
 
 def _instruction(doc: Doc) -> str:
@@ -103,6 +114,7 @@ def _score(doc: Doc, response: str, variant: str) -> dict[str, Any]:
         "status": found.status,
         "correct": correct,
         "extractor": EXTRACTOR,
+        "cluster": doc.get("pf_cluster"),
     }
     return {"acc": correct, "answered": int(found.status == "answered"), "postforget": record}
 

@@ -69,6 +69,10 @@ def test_three_pairs_one_table(stages: dict[str, Path], tmp_path: Path) -> None:
     assert len(long) == 3 * 2 * 3
     sft = long[(long["pair"] == "base→sft") & (long["category"] == "OVERALL") & (long["metric"] == "F_true")].iloc[0]
     assert sft["mean"] == pytest.approx(_macro(out / "base_sft", "OVERALL")["F_true_mean"])
+    # two seeds a side: each pair's noise floor and the figure beyond it, as its own categories.csv has them
+    assert sft["noise_floor"] == pytest.approx(_macro(out / "base_sft", "OVERALL")["F_true_noise_mean"])
+    assert sft["beyond_noise"] == pytest.approx(_macro(out / "base_sft", "OVERALL")["F_true_beyond_noise_mean"])
+    assert sft["beyond_noise_lo"] <= sft["beyond_noise"] <= sft["beyond_noise_hi"]
     assert "| Overall |" in (out / "pairs.md").read_text()
     html = (out / "pairs.html").read_text()
     assert 'id="pairs-table"' in html and "data:image/png;base64," in html and "base_sft/report.html" in html
@@ -145,3 +149,17 @@ def test_a_pair_the_paper_measured_gets_the_papers_column(tmp_path: Path) -> Non
     assert paper_col[("F_true", "Commonsense")] == "5.4 ± 0.1 (60.8)"
     assert paper_col[("BT_true", "Overall")] == "11.0 ± 0.5 (62.1)"
     assert "paper: Q2.5 Inst. (7B)</b>" not in (tmp_path / "out" / "pairs.html").read_text()  # no link to a report
+
+
+def test_chain_writes_the_item_by_pair_matrix(stages: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "chain"
+    assert main(["chain", str(stages["base"]), str(stages["sft"]), str(stages["rl"]), "-o", str(out), "-q"]) == 0
+    matrix = pd.read_parquet(out / "items_by_pair.parquet")
+    assert list(matrix.columns) == [*multipair.ITEM_KEY, "base→sft", "sft→rl", "base→rl"]
+    assert len(matrix) == 2 * 2 * 10  # two sub-benchmarks, two seeds, ten items
+    row = matrix.set_index(["subtask", "seed", "doc_id"]).loc[("piqa_main", "0", 6)]
+    # piqa seed 0, item 6: base 1, sft 0, rl 0
+    assert (row["base→sft"], row["sft→rl"], row["base→rl"]) == ("1->0", "0->0", "1->0")
+    row = matrix.set_index(["subtask", "seed", "doc_id"]).loc[("arc_easy", "1", 8)]
+    # arc seed 1, item 8: base 0, sft 1, rl 1
+    assert (row["base→sft"], row["sft→rl"], row["base→rl"]) == ("0->1", "1->1", "0->1")

@@ -24,6 +24,7 @@ SECTIONS = (
     "transitions",
     "items",
     "paper-comparison",
+    "noise-floor",
     "analyses",
     "problems",
 )

@@ -29,7 +29,7 @@ def test_columns_order_and_dtypes():
         "task": "category", "subtask": "object", "category": "object", "doc_id": "int64", "doc_hash": "str",
         "replicate": "int32", "correct": "int8", "k": "float64", "answer": "object", "gold": "object",
         "status": "object", "file": "category", "locator": "int64", "seed_value": "category", "seed_num": "float64",
-        "response_chars": "float64", "option_ll": "object",
+        "response_chars": "float64", "option_ll": "object", "cluster": "object",
     }  # fmt: skip
     assert table["doc_hash"].dtype == pd.StringDtype("pyarrow", na_value=float("nan"))  # pandas' default str
     for name in ("task", "file", "seed_value"):

@@ -278,3 +278,30 @@ def test_mctest_loads_mc500_test_from_the_parquet_branch(tmp_path: Path) -> None
     manager = TaskManager(include_path=str(overrides), include_defaults=False)
     task = manager.load([entry.task])["tasks"][entry.task]
     assert [d["pf_gold"] for d in task.test_docs()] == ["D", "C", "D"]
+
+
+@pytest.mark.parametrize("subtask", ["mctest_main", "musr_murder_mysteries", "arc_challenge"])
+def test_records_name_the_text_their_questions_share(real: dict[str, list[dict]], subtask: str) -> None:
+    """MCTest's questions on one story (MuSR's on one narrative) log one cluster, other stories another; a
+    benchmark without shared texts logs none."""
+    entry = by_subtask(subtask)
+    if entry.task not in real:
+        pytest.skip(f"no real rows of {subtask} beside the checkout")
+    samples = real[entry.task]
+    clusters = [s["postforget"]["cluster"] for s in samples]
+    if entry.cluster_field is None:
+        assert clusters == [None] * len(samples)
+        return
+    texts = [s["doc"][entry.cluster_field] for s in samples]
+    assert all(isinstance(c, str) and len(c) == 16 for c in clusters)
+    for i in range(len(samples)):
+        for j in range(len(samples)):
+            assert (clusters[i] == clusters[j]) == (texts[i] == texts[j])
+
+
+def test_questions_on_one_story_share_a_cluster() -> None:
+    first, second = _rows("mctest_main")[:2]
+    again = {**first, "question": "Who was late to the party?"}
+    docs = process_docs(by_subtask("mctest_main"), datasets.Dataset.from_list([first, again, second]))
+    clusters = docs["pf_cluster"]
+    assert clusters[0] == clusters[1] != clusters[2]
