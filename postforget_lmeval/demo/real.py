@@ -10,7 +10,7 @@ Offline, on CPU, deterministic. The steps, and why each is there:
    continuation of ``Question: ...\\nAnswer:``). The model ``before`` answers every question once;
    the ones it gets right are what it knows. They are split in two: every other known fact is
    evaluated, the rest is the replay pool (facts of the same kind, never evaluated).
-3. The post-training: full fine-tuning with the Hugging Face ``Trainer`` on new facts about
+3. The post-training: fine-tuning of the top layers with the Hugging Face ``Trainer`` on new facts about
    invented entities (:mod:`postforget_lmeval.demo.facts`), in the same question/answer form:
    ``after`` on the new facts only, ``after_replay`` with one example in four from the replay pool,
    and ``control``: the same steps on the replay pool alone, which teaches nothing new, so its
@@ -77,11 +77,11 @@ SEED = 0
 class Settings:
     """How much post-training the demo runs."""
 
-    steps: int = 48
+    steps: int = 12
     batch_size: int = 8
-    lr: float = 1e-4
+    lr: float = 3e-4
     replay_every: int = 4  # after_replay: one example in this many comes from the replay pool
-    train_layers: int = 30  # the top layers trained (all 30: full fine-tuning); embeddings stay frozen
+    train_layers: int = 10  # the top 10 of the 30 layers are trained: backward stops there, 2x cheaper
 
 
 MARKER = "demo.json"
@@ -284,16 +284,18 @@ def _prepare_out(out: Path) -> None:
 def run(settings: Settings, out: Path, console: Console, callbacks: Sequence[TrainerCallback] = ()) -> dict:
     """The whole demo; returns what it writes to ``out/demo.json``. ``callbacks`` go to every Trainer."""
     timings: dict[str, float] = {}
-    clock = time.perf_counter()
+    cpu: dict[str, float] = {}  # CPU seconds of this process: on a shared machine, what the wall times hide
+    clock, cpu_clock = time.perf_counter(), time.process_time()
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
     torch.set_num_threads(THREADS)
 
-    def lap(name: str, since: float) -> float:
-        timings[name] = timings.get(name, 0.0) + time.perf_counter() - since
-        return time.perf_counter()
+    def lap(name: str, since: tuple[float, float]) -> tuple[float, float]:
+        timings[name] = timings.get(name, 0.0) + time.perf_counter() - since[0]
+        cpu[name] = cpu.get(name, 0.0) + time.process_time() - since[1]
+        return time.perf_counter(), time.process_time()
 
-    start = time.perf_counter()
+    start = time.perf_counter(), time.process_time()
     folder = smollm.model_dir()
     tokenizer = AutoTokenizer.from_pretrained(folder)
     start = lap("model", start)
@@ -337,7 +339,7 @@ def run(settings: Settings, out: Path, console: Console, callbacks: Sequence[Tra
         for spec in specs
     }
     lap("pair", start)
-    timings["total"] = time.perf_counter() - clock
+    timings["total"], cpu["total"] = time.perf_counter() - clock, time.process_time() - cpu_clock
 
     console.print(_summary_table(pairs))
     lost = _forgotten(samples["before"], samples["after"], limit=8)
@@ -357,7 +359,7 @@ def run(settings: Settings, out: Path, console: Console, callbacks: Sequence[Tra
     for s in pairs.values():
         console.print(f"  {s['label']:<20} {s['output']}/report.html")
     console.print(f"  all three pairs side by side: {out / 'pairs' / 'pairs.html'}")
-    console.print("Timings: " + ", ".join(f"{k} {v:.0f}s" for k, v in timings.items()))
+    console.print("Timings (wall / CPU): " + ", ".join(f"{k} {v:.0f}s/{cpu[k]:.0f}s" for k, v in timings.items()))
     return {
         "status": "done",
         "model": smollm.NAME,
@@ -367,6 +369,7 @@ def run(settings: Settings, out: Path, console: Console, callbacks: Sequence[Tra
         "known_by_relation": by_relation,
         "evaluated": len(evaluated),
         "timings_s": timings,
+        "cpu_s": cpu,
         "training": training,
         "pairs": pairs,
         "forgotten_examples": lost,
