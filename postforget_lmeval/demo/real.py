@@ -55,6 +55,7 @@ try:
         AutoModelForCausalLM,
         AutoTokenizer,
         DataCollatorForLanguageModeling,
+        PrinterCallback,
         Trainer,
         TrainerCallback,
         TrainingArguments,
@@ -229,6 +230,7 @@ def post_train(
         data_collator=DataCollatorForLanguageModeling(tokenizer, mlm=False),
         callbacks=list(callbacks),
     )
+    trainer.remove_callback(PrinterCallback)  # the demo prints its own summary of each run
     out = trainer.train()
     model.eval()
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
