@@ -42,8 +42,7 @@ def test_task_asks_each_option_as_a_continuation(tmp_path: Path) -> None:
     row = {"id": "FR-capital", "relation": "capital", "question": "What is the capital of France?"}
     row |= {"choices": ["Lyon", "Paris", "Rome", "Oslo"], "answer": 1}
     real.write_task(tmp_path, "demo_probe", [row])
-    task = TaskManager(include_path=str(tmp_path), include_defaults=False).load_task_or_group(["demo_probe"])
-    task = task["demo_probe"]
+    task = TaskManager(include_path=str(tmp_path), include_defaults=False).load(["demo_probe"])["tasks"]["demo_probe"]
     task.build_all_requests(limit=None, rank=0, world_size=1)
     pairs = [inst.arguments for inst in task.instances]
     assert pairs == [("Question: What is the capital of France?\nAnswer:", f" {c}") for c in row["choices"]]
