@@ -41,7 +41,7 @@ format: $(STAMP)
 test: model
 	$(PY) -m pytest -q
 
-## Only the quick demo end to end (about 3 minutes), with assertions on the forgetting it measures.
+## Only the synthetic demo end to end (`postforget demo --synthetic --quick`), with assertions on the forgetting it measures.
 test-demo: $(STAMP)
 	$(PY) -m pytest -q -m demo
 
