@@ -31,6 +31,7 @@ import copy
 import json
 import logging
 import random
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -82,7 +83,7 @@ class Settings:
     batch_size: int = 8
     lr: float = 3e-4
     replay_every: int = 4  # after_replay: one example in this many comes from the replay pool
-    train_layers: int = 10  # the top 10 of the 30 layers are trained: backward stops there, 2x cheaper
+    train_layers: int = 10  # the top 10 of the 30 layers are trained: backward stops there
 
 
 MARKER = "demo.json"
@@ -121,7 +122,7 @@ def evaluate(model: Any, tokenizer: Any, task: str, tasks_dir: Path, out: Path) 
 
     for name in ("lm_eval", "lm-eval"):  # lm-eval logs every request batch at INFO
         logging.getLogger(name).setLevel(logging.WARNING)
-    model = copy.deepcopy(model).to(torch.bfloat16).eval()  # bf16 scoring runs ~4x faster on CPU
+    model = copy.deepcopy(model).to(torch.bfloat16).eval()  # bf16: the CPU's bf16 matmuls score faster
     tracker = EvaluationTracker(output_path=str(out))
     log = out.parent / "lm_eval.log"  # lm-eval's per-request progress bars (stderr) go here
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -275,8 +276,6 @@ def _prepare_out(out: Path) -> None:
     """Use ``out`` only if it is empty or an earlier demo's (stale runs would be paired with new ones)."""
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).exists())):
         raise RuntimeError(f"{out} exists and is not a postforget demo directory; choose another --out")
-    import shutil
-
     for sub in ("tasks", "lm_eval", "logs", "pairs", "trainer"):
         shutil.rmtree(out / sub, ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
