@@ -43,7 +43,7 @@ def cluster_weights(rng: np.random.Generator, cluster: np.ndarray, n_boot: int) 
     """(1 + n_boot) x items: how often each item is in a replicate that draws as many clusters as there are, with
     replacement (row 0: the observed data). ``cluster``: each item's cluster key; an item is drawn with its
     cluster, so items of one text stay together."""
-    ids, of_item = np.unique(np.asarray(cluster, dtype=str), return_inverse=True)
+    ids, of_item = np.unique(np.asarray(cluster), return_inverse=True)
     return _weights(rng, np.arange(len(ids)), n_boot)[:, of_item.ravel()]
 
 

@@ -75,14 +75,9 @@ def _floor(weights: np.ndarray, runs: np.ndarray, k: np.ndarray) -> tuple[np.nda
     return np.mean(raw, axis=0), np.mean(true, axis=0)
 
 
-def _side_runs(sub: pd.DataFrame, side: str, items: pd.Index) -> pd.DataFrame:
-    """One side's 0/1 per item (rows: ``items``) and seed of that side (columns), the first replicate."""
-    runs = sub.sort_values("replicate").drop_duplicates(["doc_id", f"seed_{side}"])
-    return runs.pivot(index="doc_id", columns=f"seed_{side}", values=side).reindex(items)
-
-
-def _note(sub: pd.DataFrame, usable: list[str], runs: dict[str, pd.DataFrame]) -> str:
-    """Why a sub-benchmark has no floor, or that its seeds never differed; '' for a floor measured with noise."""
+def _note(sub: pd.DataFrame, runs: dict[str, np.ndarray]) -> str:
+    """Why a sub-benchmark has no floor, or that its seeds never differed; '' for a floor measured with noise.
+    ``runs``: per side with two or more seeds, its 0/1 per item and seed (NaN: not logged)."""
     loglik = [
         side
         for side in SIDES
@@ -90,10 +85,25 @@ def _note(sub: pd.DataFrame, usable: list[str], runs: dict[str, pd.DataFrame]) -
     ]
     if len(loglik) == len(SIDES):
         return LOGLIKELIHOOD
-    if not usable:
+    if not runs:
         return NEEDS_TWO
-    same = all((runs[side].nunique(axis=1, dropna=True) <= 1).all() for side in usable)
-    return SAME if same else ""
+
+    def agree(r: np.ndarray) -> bool:  # an item logged under no seed of the side agrees with itself
+        return bool(np.all((np.fmax.reduce(r, axis=1) == np.fmin.reduce(r, axis=1)) | np.isnan(r).all(axis=1)))
+
+    return SAME if all(agree(r) for r in runs.values()) else ""
+
+
+def _wide(first: pd.DataFrame, seed: str, value: str) -> pd.DataFrame:
+    """``value`` per item (rows: category, subtask, doc_id) and seed label of column ``seed`` (columns)."""
+    keys = ["category", "subtask", "doc_id"]
+    return first.drop_duplicates([*keys, seed]).pivot(index=keys, columns=seed, values=value)
+
+
+def _block(wide: pd.DataFrame, items: pd.MultiIndex) -> pd.DataFrame:
+    """The rows ``items`` of a table of :func:`_wide`, with the seeds they were logged under."""
+    part = wide.reindex(items)
+    return part.loc[:, part.notna().any()]
 
 
 def replicates(
@@ -104,42 +114,55 @@ def replicates(
     sub-benchmark ``noise_seeds`` (which seeds made the floor) and ``noise_note`` (:data:`NEEDS_TWO`,
     :data:`LOGLIKELIHOOD`, :data:`SAME` or '')."""
     rng = np.random.default_rng(seed)
-    frames, texts = [], []
+    out: dict[str, list[np.ndarray]] = {c: [] for c in ("category", "subtask", "seed", "replicate", *COLUMNS)}
+    texts = []
     sides = {f"seed_{side}": samples.get(f"seed_{side}", samples["seed"]) for side in SIDES}  # labels: exact match
     if "replicate" not in samples:
         sides["replicate"] = 0
     samples = samples.assign(**sides).astype(dict.fromkeys(["subtask", "category", "seed", *sides], str))
-    for (category, subtask), sub in samples.groupby(["category", "subtask"], sort=True):
-        items = pd.Index(np.sort(sub["doc_id"].unique()), name="doc_id")
-        runs = {side: _side_runs(sub, side, items) for side in SIDES}
-        usable = [side for side in SIDES if runs[side].shape[1] >= 2]
-        note = _note(sub, usable, runs)
+    first = samples.sort_values("replicate", kind="stable")  # an item's first replicate under each seed
+    # items x seeds of all sub-benchmarks at once: each side's own seeds, and the paired seeds of the headline
+    own = {side: _wide(first, f"seed_{side}", side) for side in SIDES}
+    heads = {side: _wide(first, "seed", side) for side in SIDES}
+    ks = first.groupby(["category", "subtask", "doc_id"])["k"].first()
+    index = own[SIDES[0]].index
+    blocks = index.droplevel("doc_id")
+    starts = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1]])
+    by_block = samples.groupby(["category", "subtask"], sort=True)
+    for start, end in zip(starts, [*starts[1:], len(index)]):
+        category, subtask = blocks[start]
+        sub = by_block.get_group((category, subtask))
+        items = index[start:end]
+
+        runs = {side: _block(own[side], items) for side in SIDES}
+        usable = {side: r.to_numpy(dtype=float) for side, r in runs.items() if r.shape[1] >= 2}
+        note = _note(sub, usable)
         sizes = ", ".join(f"{side} {runs[side].shape[1]}" for side in SIDES)
         texts.append({"subtask": subtask, "noise_seeds": f"seeds: {sizes}", "noise_note": note})
         if note in (NEEDS_TWO, LOGLIKELIHOOD):
             continue
-        k = sub.groupby("doc_id")["k"].first().reindex(items).to_numpy(dtype=float)
-        clusters = bootstrap.item_clusters(sub, pd.MultiIndex.from_arrays([[subtask] * len(items), items]))
-        if clusters is not None and clusters.size > len(set(clusters)):
-            weights = bootstrap.cluster_weights(rng, clusters, n_boot)
-        else:
-            weights = bootstrap.cluster_weights(rng, np.arange(len(items)), n_boot)
-        floors = [_floor(weights, runs[side].to_numpy(dtype=float), k) for side in usable]
+        k = ks.reindex(items).to_numpy(dtype=float)
+        doc_ids = items.get_level_values("doc_id")
+        clusters = bootstrap.item_clusters(sub, pd.MultiIndex.from_arrays([[subtask] * len(items), doc_ids]))
+        if clusters is None or clusters.size == len(set(clusters)):
+            clusters = np.arange(len(items))
+        weights = bootstrap.cluster_weights(rng, clusters, n_boot)
+        floors = [_floor(weights, r, k) for r in usable.values()]
         f_noise, f_true_noise = (np.mean([f[i] for f in floors], axis=0) for i in range(2))
-        heads = sub.sort_values("replicate").drop_duplicates(["doc_id", "seed"])
-        for label, head in heads.groupby("seed", sort=True):
-            pair = head.set_index("doc_id").reindex(items)
-            r = _rates(weights, pair["before"].to_numpy(dtype=float), pair["after"].to_numpy(dtype=float), k)
+        before, after = (_block(heads[side], items) for side in SIDES)
+        for label in sorted(set(before.columns) & set(after.columns)):
+            r = _rates(weights, before[label].to_numpy(dtype=float), after[label].to_numpy(dtype=float), k)
             figures = (f_noise, f_noise, f_true_noise, f_true_noise)
             figures += (r["F"] - f_noise, r["BT"] - f_noise, r["F_true"] - f_true_noise, r["BT_true"] - f_true_noise)
-            frame = pd.DataFrame(dict(zip(COLUMNS, figures)))
-            frame.insert(0, "replicate", np.arange(-1, n_boot))
-            frame.insert(0, "seed", label)
-            frame.insert(0, "subtask", subtask)
-            frames.append(frame.assign(category=category))
+            for column, values in zip(COLUMNS, figures):
+                out[column].append(values)
+            for column, value in (("category", category), ("subtask", subtask), ("seed", label)):
+                out[column].append(np.full(n_boot + 1, value, dtype=object))
+            out["replicate"].append(np.arange(-1, n_boot))
     columns = ["category", "subtask", "seed", "replicate", *COLUMNS]
-    reps = pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
-    return reps, pd.DataFrame(texts, columns=["subtask", *TEXT])
+    if not out["replicate"]:
+        return pd.DataFrame(columns=columns), pd.DataFrame(texts, columns=["subtask", *TEXT])
+    return pd.DataFrame({c: np.concatenate(out[c]) for c in columns}), pd.DataFrame(texts, columns=["subtask", *TEXT])
 
 
 def noise_floor(
