@@ -33,7 +33,7 @@ MARKS: tuple[Marker, ...] = (
 """Rule 1's explicit markers."""
 
 ECHOED = re.compile(
-    r"(?:write[ \t]+exactly|(?:in|of)[ \t]+the[ \t]+form(?:at)?|e\.g\.|i\.e\.|for[ \t]+(?:example|instance)"
+    r"(?:write[ \t]+exactly|(?:in|of)[ \t]+the[ \t]+form(?:at)?|e\.g\.|for[ \t]+(?:example|instance)"
     r"|such[ \t]+as|(?<![a-z])like)[ \t,:(]*[\"'“‘`][ \t*_]*$"
 )
 """What precedes, in lowercased text, a marker that opens a quote in an instruction or its example
