@@ -32,6 +32,14 @@ MARKS: tuple[Marker, ...] = (
 )
 """Rule 1's explicit markers."""
 
+ECHOED = re.compile(
+    r"(?:write[ \t]+exactly|(?:in|of)[ \t]+the[ \t]+form(?:at)?|e\.g\.|for[ \t]+(?:example|instance)"
+    r"|such[ \t]+as|(?<![a-z])like)[ \t,:(]*[\"'“‘`][ \t*_]*$"
+)
+"""What precedes, in lowercased text, a marker that opens a quote in an instruction or its example
+(``write exactly "Answer: 20"``, ``(e.g. "Answer: 7")``): a model echoing the prompt's format
+instruction, not committing to an answer. Searched with the end at the marker."""
+
 BRACKETED_ONLY = re.compile(r"[ \t]*(?:\([ \t]*[A-Za-z][ \t]*\)|\[[ \t]*[A-Za-z][ \t]*\])[ \t*_]*[.!]?[ \t*_]*$")
 """After "answer" without "is" or a colon ("or answer (F)."): only a bracketed letter closing the line."""
 

@@ -27,7 +27,10 @@ looks like, which prose statements and which rules after rule 3 apply to it, is 
    ``\\text{}`` removed), a chosen-option header (``**Correct Option:** [ B ]``, ``Final choice:
    (B)``, ``**Answer Choice:** (B)``) and ``answer (X)`` when the bracketed letter closes the line
    (``..., or answer (F).``). If the last explicit answer is not an option the result is
-   ``invalid``; earlier answers are not consulted.
+   ``invalid``; earlier answers are not consulted. A marker that opens a quote after an
+   instruction phrase (``write exactly "Answer: 20"``, ``(e.g. "Answer: 7")``, ``in the format``,
+   ``for example``, ``such as``, ``like``) is the prompt's format instruction echoed, not an answer: it
+   is skipped, and the answer is read from the reply's other markers and rules.
 2. Prose; the last one wins: ``the (correct) answer is X``, also qualified (``is most likely
    (C)``, ``is closest to D``, ``seems to be (C)``) or after a short clause (``the answer that
    does not fit is (C)``); ``the correct / only remaining / closest option is X``; ``the answers
@@ -96,6 +99,7 @@ from typing import Literal
 from postforget_lmeval.scoring._markers import (
     BOXED,
     BRACKETED_ONLY,
+    ECHOED,
     INTRO,
     MARKS,
     STATEMENT_PATTERNS,
@@ -285,6 +289,8 @@ def _explicit(text: str, low: str, item: _Item, line_start_only: bool = False) -
         start, end = match.span()
         if match.re is BOXED:
             payload = _braced(text, end)
+        elif ECHOED.search(low, max(0, start - _LOOKBACK), start):
+            continue  # the prompt's format instruction echoed, not an answer
         else:
             at_line_start = _starts_line(text, start)
             if line_start_only and not at_line_start:
