@@ -5,7 +5,7 @@ STAMP   := $(VENV)/.installed-stamp
 # CPU wheel of torch (any other torch spec pulls several GB of CUDA wheels).
 TORCH   ?= torch==2.13.0
 
-.PHONY: install chromium lint format test test-demo test-fast demo bench tasks check-tasks wheel clean
+.PHONY: install chromium lint format test test-demo test-fast test-random mutate demo bench tasks check-tasks wheel clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -42,6 +42,18 @@ test-demo: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow and not demo"
 
+## The property tests with freshly drawn cases (CI and `make test` draw the same cases every run).
+test-random: $(STAMP)
+	HYPOTHESIS_PROFILE=random $(PY) -m pytest -q -m "not slow and not demo" \
+	  tests/test_metrics.py tests/scoring tests/sources/test_lmeval_items.py tests/sources/test_lmeval_read.py
+
+## Mutation testing (mutmut) of the modules that decide the figures ([tool.mutmut] in pyproject.toml names
+## them and the tests); lists the surviving mutants. Long on 2 cores, not part of CI.
+mutate: $(STAMP)
+	$(PY) -m pip install -q -e '.[dev,hf,mutate]'
+	$(VENV)/bin/mutmut run --max-children 2 || true
+	$(VENV)/bin/mutmut results
+
 ## The main job: a real before/after forgetting experiment on CPU (offline, a few minutes), install timed.
 demo:
 	@start=$$(date +%s); $(MAKE) --no-print-directory $(STAMP); \
@@ -63,4 +75,4 @@ wheel: $(STAMP)
 	$(PY) -m pip wheel --no-deps --no-build-isolation -w dist .
 
 clean:
-	rm -rf dist build *.egg-info demo_out
+	rm -rf dist build *.egg-info demo_out mutants
