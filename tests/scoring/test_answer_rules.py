@@ -1,0 +1,48 @@
+"""Extraction's order rules on hand-labelled replies where a plausible reordering reads another letter.
+
+The property tests only meet these shapes when their random draw happens to build them; here each
+shape is fixed, and the label is what a reader of the reply takes as the model's final answer.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from postforget_lmeval.scoring import Extraction, extract_answer
+
+CITIES = ["Lyon", "Marseille", "Paris", "Nice"]
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        # several think blocks: only the text after the last </think> is the reply (splitting at the first
+        # one leaves "Answer: C" of the second block, or "The answer is B." before it, in the reply)
+        ("<think>x</think>The answer is B.<think>Wait, reconsider. Answer: C</think>\nThe answer is D.", "D"),
+        ("<think>Answer: A</think>Answer: B\n<think>Hmm. Answer: C</think>\nSo the answer is D.", "D"),
+        ("<think>Answer: A</think><think>Answer: B</think>Answer: D", "D"),
+        # nothing after the last block: the second block's closing answer line, not the first block's
+        ("<think>Answer: A</think>\n<think>Let me redo it.\nAnswer: C</think>", "C"),
+    ],
+)
+def test_the_reply_after_the_last_think_block_counts(response: str, expected: str) -> None:
+    assert extract_answer(response, CITIES) == Extraction(expected, "answered")
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        # markers of different kinds: the last one in the reply wins, whichever kind it is
+        ("\\boxed{A}\nOn reflection, the final answer: C", "C"),
+        ("The final answer: C\nDouble-checking gives \\boxed{A}", "A"),
+        ("Answer: B\nHmm, actually \\boxed{D}, since Nice is on the coast.", "D"),
+        ("So \\boxed{B}. Re-reading the question, **Final Answer:** D, Nice.", "D"),
+        # an explicit marker beats a later prose statement (rule 1 before rule 2)
+        ("The answer is B.\n\\boxed{C}\nSo the correct answer is D, I think.", "C"),
+        # a later explicit answer that is no option makes the reply invalid; the earlier box is not consulted
+        ("\\boxed{B}\nFinal answer: F\nThat is my choice.", None),
+    ],
+)
+def test_competing_markers_the_last_explicit_one_wins(response: str, expected: str | None) -> None:
+    got = extract_answer(response, CITIES)
+    assert got == (Extraction(expected, "answered") if expected else Extraction("F", "invalid"))
