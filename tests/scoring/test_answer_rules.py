@@ -46,3 +46,28 @@ def test_the_reply_after_the_last_think_block_counts(response: str, expected: st
 def test_competing_markers_the_last_explicit_one_wins(response: str, expected: str | None) -> None:
     got = extract_answer(response, CITIES)
     assert got == (Extraction(expected, "answered") if expected else Extraction("F", "invalid"))
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        # "İ" lowercases to two characters: positions found in the lowercased text must still fit the reply
+        ("İİİİ İstanbul is no option here. Answer: C", "C"),
+        # "answer" in running text after the marker is passed over, not the end of the search
+        ("The answer is A.\nAnswer: B\nThe answer (as argued above) holds.", "B"),
+        # a header line whose answer is on the next non-blank line, after other lines of reasoning
+        ("Reasoning.\nMore.\n**Answer:**\nC\n\nI am confident.", "C"),
+        ("Reasoning first.\nThen more reasoning.\n### Final Answer\n\nC\n\nI am confident.", "C"),
+        # the answer on the next line, past a code fence
+        ("Some reasoning.\nSo, my answer:\n\n```\nB\n```\nI am confident.", "B"),
+    ],
+)
+def test_where_a_marker_and_its_answer_sit(response: str, expected: str) -> None:
+    assert extract_answer(response, CITIES) == Extraction(expected, "answered")
+
+
+def test_a_marker_after_words_is_no_header() -> None:
+    """Only markdown and words like "Final" may precede a header; here B is the subject of the next clause."""
+    assert extract_answer("Which city fits the answer:\n\nB\n\nis not clear to me.", CITIES) == Extraction(
+        None, "no_answer"
+    )
