@@ -71,3 +71,27 @@ def test_a_marker_after_words_is_no_header() -> None:
     assert extract_answer("Which city fits the answer:\n\nB\n\nis not clear to me.", CITIES) == Extraction(
         None, "no_answer"
     )
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        # an unclosed think block counts only if its last line opens with the answer marker
+        ("<think>Hmm, maybe the answer: B", Extraction(None, "unfinished")),
+        ("<think>Long thought.\nAnswer: B", Extraction("B", "answered")),
+        # a base model inventing further exemplars: only the text before the first invented question counts
+        (
+            "Answer: B\nQuestion: What is next?\nAnswer: C\nQuestion: And then?\nReasoning: more.",
+            Extraction("B", "answered"),
+        ),
+        # the first line of a long reply is a bare answer
+        (
+            "B\nBecause Paris is big.\nIt is old.\nIt is in France.\nIt has a river.\nIt is famous.\nThat is all",
+            Extraction("B", "answered"),
+        ),
+        # an indented closing code fence is passed over when looking for the last line
+        ("The reasoning is long.\nB\n  ```", Extraction("B", "answered")),
+    ],
+)
+def test_thinking_invented_exemplars_and_edge_lines(response: str, expected: Extraction) -> None:
+    assert extract_answer(response, CITIES) == expected
