@@ -95,3 +95,24 @@ def test_a_marker_after_words_is_no_header() -> None:
 )
 def test_thinking_invented_exemplars_and_edge_lines(response: str, expected: Extraction) -> None:
     assert extract_answer(response, CITIES) == expected
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        # a keyword inside a longer word is no marker ("check_answer:", "subanswer:")
+        ("Answer: B\nThen I ran check_answer: A", "B"),
+        ("Answer: B\nThe question's subanswer: A", "B"),
+        # an open think block's last line: a marker further along that line does not open it
+        ("<think>Answer: B, surely not the answer: C", "B"),
+        # the answer on the next line, past an indented code fence
+        ("Some reasoning.\nSo, my answer:\n\n  ```\nB\n  ```\nI am confident.", "B"),
+    ],
+)
+def test_word_boundaries_and_fences(response: str, expected: str) -> None:
+    assert extract_answer(response, CITIES) == Extraction(expected, "answered")
+
+
+@pytest.mark.parametrize("response", [None, 123, b"Answer: B"])
+def test_a_response_that_is_not_text_is_no_answer(response: object) -> None:
+    assert extract_answer(response, CITIES) == Extraction(None, "no_answer")  # type: ignore[arg-type]
