@@ -1,8 +1,9 @@
-"""Bad input to the formulas names the side it came from (mutation testing found no test reading the name)."""
+"""Edges of the formulas that mutation testing found untested: the side a bad input came from, one-item pools."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from postforget_lmeval import metrics
@@ -23,3 +24,10 @@ def test_seed_agreement_needs_a_seed_column() -> None:
     empty = np.zeros((3, 0))
     with pytest.raises(ValueError, match="^seed_agreement_metrics needs at least one seed column$"):
         metrics.seed_agreement_metrics(empty, empty)
+
+
+def test_micro_average_of_a_one_item_sub_benchmark_is_its_rate() -> None:
+    """A pooled weight of exactly 1 (one item; one item right before) is a rate, not a missing value."""
+    row = {"category": "X", "subtask": "s", "seed": "0", **metrics.transition_metrics([1], [0], k=4)}
+    out = metrics.aggregate_micro(pd.DataFrame([row])).set_index("category")
+    assert out.loc["X", "F_mean"] == 1.0 and out.loc["X", "F_rel_mean"] == 1.0 and out.loc["X", "BT_mean"] == 0.0
