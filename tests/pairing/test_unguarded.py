@@ -15,7 +15,7 @@ import pytest
 
 from postforget_lmeval import pair
 from postforget_lmeval.cli import main
-from tests.helpers.lmeval_runs import ours, pf_record, sample_line, write_run
+from tests.helpers.lmeval_runs import ordinary, ours, pf_record, sample_line, write_run
 
 
 def dirs(tmp_path: Path) -> tuple[Path, Path]:
@@ -122,3 +122,36 @@ def test_before_category_wins_when_the_sides_disagree(tmp_path):
     assert any("category differs between the sides (Logic, Culture); using Logic" in w for w in result.warnings)
     reverse = pair(a, b)
     assert reverse.subtasks["category"].tolist() == ["Culture"]
+
+
+def _statuses(subtask: str, items: list[tuple[int, str]]) -> list[str]:
+    """Postforget lines whose items have the given (correct, status)."""
+    return [
+        sample_line(i, None, record=pf_record(subtask, c, status=s, answer="A" if s == "answered" else None))
+        for i, (c, s) in enumerate(items)
+    ]
+
+
+def test_unanswered_items_are_counted_per_side(tmp_path):
+    """subtasks.csv's unanswered_* count the logged statuses other than 'answered'; no status logged: empty."""
+    b, a = dirs(tmp_path)
+    before = {
+        "postforget_mmlu_x": _statuses("mmlu_x", [(1, "answered"), (1, "answered"), (0, "no_answer"), (0, "invalid")]),
+        "postforget_mmlu_y": _statuses("mmlu_y", [(0, "unfinished")]),
+    }
+    after = {
+        "postforget_mmlu_x": _statuses(
+            "mmlu_x", [(0, "answered"), (0, "unfinished"), (1, "answered"), (1, "answered")]
+        ),
+        "postforget_mmlu_y": _statuses("mmlu_y", [(1, "answered")]),
+    }
+    write_run(b, before)
+    write_run(a, after)
+    rows = pair(b, a).subtasks.set_index("subtask")
+    assert rows.loc["mmlu_x", ["unanswered_before", "unanswered_after"]].tolist() == [2, 1]
+    assert rows.loc["mmlu_y", ["unanswered_before", "unanswered_after"]].tolist() == [1, 0]
+    assert str(rows["unanswered_before"].dtype) == "int64"
+    write_run(tmp_path / "plain_b", ordinary("t", "10"))
+    write_run(tmp_path / "plain_a", ordinary("t", "11"))
+    plain = pair(tmp_path / "plain_b", tmp_path / "plain_a").subtasks.iloc[0]
+    assert pd.isna(plain["unanswered_before"]) and pd.isna(plain["unanswered_after"])
