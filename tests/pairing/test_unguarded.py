@@ -155,3 +155,33 @@ def test_unanswered_items_are_counted_per_side(tmp_path):
     write_run(tmp_path / "plain_a", ordinary("t", "11"))
     plain = pair(tmp_path / "plain_b", tmp_path / "plain_a").subtasks.iloc[0]
     assert pd.isna(plain["unanswered_before"]) and pd.isna(plain["unanswered_after"])
+
+
+def test_agreement_rows_per_sub_benchmark_skip_one_seed_ones(tmp_path):
+    """mmlu_a has one seed (no agreement row); mmlu_b and mmlu_c two, counted by hand, each on its own items."""
+    b, a = dirs(tmp_path)
+    runs = {  # (side, seed) -> sub-benchmark -> correctness of its items
+        (b, 1): {"mmlu_a": "1", "mmlu_b": "10", "mmlu_c": "111"},
+        (a, 1): {"mmlu_a": "0", "mmlu_b": "00", "mmlu_c": "111"},
+        (b, 2): {"mmlu_b": "10", "mmlu_c": "111"},
+        (a, 2): {"mmlu_b": "01", "mmlu_c": "111"},
+    }
+    for (root, seed), subs in runs.items():
+        tasks = {task: lines for sub, bits in subs.items() for task, lines in ours(sub, bits).items()}
+        write_run(root, tasks, seed=seed, date=f"2025-01-0{seed}T00-00-00.000000", model_dir=f"s{seed}")
+    agreement = pair(b, a).agreement.set_index("subtask")
+    assert agreement.index.tolist() == ["mmlu_b", "mmlu_c"]
+    # mmlu_b: item 0 1->0 under both seeds, item 1 0->0 then 0->1 (disagrees); mmlu_c: 1->1 three times
+    assert agreement.loc["mmlu_b", ["n", "n_agree", "n_10", "n_00", "n_01"]].tolist() == [2, 1, 1, 0, 0]
+    assert agreement.loc["mmlu_c", ["n", "n_agree", "n_11"]].tolist() == [3, 3, 3]
+
+
+def test_samples_of_items_paired_after_unpaired_ones_keep_their_transition(tmp_path):
+    """Items 0 and 1 are on the before side only; 2 and 3 pair and keep their own transitions."""
+    b, a = dirs(tmp_path)
+    write_run(b, ours("mmlu_x", "1100"))
+    write_run(
+        a, {"postforget_mmlu_x": [sample_line(i, None, record=pf_record("mmlu_x", c)) for i, c in ((2, 0), (3, 1))]}
+    )
+    samples = pair(b, a).samples
+    assert samples[["doc_id", "transition"]].astype({"transition": str}).values.tolist() == [[2, "0->0"], [3, "0->1"]]
