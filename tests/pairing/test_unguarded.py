@@ -185,3 +185,15 @@ def test_samples_of_items_paired_after_unpaired_ones_keep_their_transition(tmp_p
     )
     samples = pair(b, a).samples
     assert samples[["doc_id", "transition"]].astype({"transition": str}).values.tolist() == [[2, "0->0"], [3, "0->1"]]
+
+
+def test_the_unpaired_warning_names_both_sides_their_items_and_the_paired_count(tmp_path):
+    b, a = dirs(tmp_path)
+    write_run(b, ours("mmlu_x", "1" * 12))  # doc_id 0..11
+    write_run(a, {"postforget_mmlu_x": [sample_line(i, None, record=pf_record("mmlu_x", 1)) for i in (10, 11, 12)]})
+    warnings = [w for w in pair(b, a).warnings if "cannot be paired" in w]
+    assert warnings == [
+        "mmlu_x seed 0: 10 item(s) only on the before side (doc_id 0, 1, 2, 3, 4, 5, 6, 7, ... (2 more)) and "
+        "1 item(s) only on the after side (doc_id 12) cannot be paired and are left out of the figures (2 paired): "
+        "run both sides on the same items (same --limit)"
+    ]
