@@ -185,6 +185,7 @@ def test_samples_of_items_paired_after_unpaired_ones_keep_their_transition(tmp_p
     )
     samples = pair(b, a).samples
     assert samples[["doc_id", "transition"]].astype({"transition": str}).values.tolist() == [[2, "0->0"], [3, "0->1"]]
+    assert list(samples.index) == [0, 1] and "index" not in samples.columns
 
 
 def test_the_unpaired_warning_names_both_sides_their_items_and_the_paired_count(tmp_path):
