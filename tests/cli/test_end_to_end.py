@@ -101,5 +101,12 @@ def test_two_hf_runs_pair_into_the_counts_of_their_logs(tmp_path: Path) -> None:
     assert table.loc["arc_challenge", "category"] == "Logic"
     assert table.loc["arc_challenge", "k"] == pytest.approx(1 / ((1 / 4 + 1 / 3) / 2))
     assert table.loc["piqa_main", "k"] == 2
-    for name in ("categories.csv", "samples.parquet", "summary.json", "report.md"):
-        assert (out / name).is_file()
+    samples = pd.read_parquet(out / "samples.parquet")
+    assert {
+        (s, int(d)): (int(b), int(a)) for s, d, b, a in samples[["subtask", "doc_id", "before", "after"]].values
+    } == {key: (int(before[key]), int(after[key])) for key in before}
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["totals"]["items_paired"] == len(before)
+    overall = pd.read_csv(out / "categories.csv").query("category == 'OVERALL' and average == 'micro'").iloc[0]
+    assert overall["acc_before_mean"] == pytest.approx(sum(before.values()) / len(before))
+    assert "| Overall |" in (out / "report.md").read_text(encoding="utf-8")

@@ -48,9 +48,11 @@ def test_three_pairs_one_table(stages: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "out"
     results, written = multipair.run_pairs(specs, out)
     assert list(results) == ["base→sft", "sft→rl", "base→merge"]
-    for spec in specs:  # each pair's own outputs, report.html included
-        for name in ("subtasks.csv", "categories.csv", "report.md", "report.html", "forgetting.png"):
-            assert (out / spec.directory / name).is_file()
+    for spec in specs:  # each pair's own outputs, report.html included: 2 sub-benchmarks x 2 seeds x 10 items
+        assert pd.read_csv(out / spec.directory / "subtasks.csv")["n"].sum() == 40
+        assert "| Overall |" in (out / spec.directory / "report.md").read_text(encoding="utf-8")
+        assert "arc_easy" in (out / spec.directory / "report.html").read_text(encoding="utf-8")
+        assert (out / spec.directory / "forgetting.png").read_bytes()[:4] == b"\x89PNG"
     for name in ("pairs.csv", "pairs_long.csv", "pairs.md", "pairs.html", "pairs.png"):
         assert out / name in written
     wide = pd.read_csv(out / "pairs.csv")
@@ -95,7 +97,11 @@ def test_chain_from_the_command_line(stages: dict[str, Path], tmp_path: Path) ->
     assert main(["chain", str(stages["base"]), str(stages["sft"]), str(stages["rl"]), "-o", str(out), "-q"]) == 0
     wide = pd.read_csv(out / "pairs.csv")
     assert list(wide.columns)[2:] == ["base→sft", "sft→rl", "base→rl"]
-    assert (out / "step2_rl" / "report.html").is_file() and (out / "from_first_rl" / "report.html").is_file()
+    # arc_easy seed 0: sft 1110001100 -> rl 1110001111 (two gained); base 1111100000 -> rl (two lost, four gained)
+    for directory, counts in (("step2_rl", (0, 2)), ("from_first_rl", (2, 4))):
+        sub = pd.read_csv(out / directory / "subtasks.csv").astype({"seed": str}).set_index(["subtask", "seed"])
+        assert tuple(sub.loc[("arc_easy", "0"), ["n_10", "n_01"]]) == counts, directory
+        assert "arc_easy" in (out / directory / "report.html").read_text(encoding="utf-8")
 
 
 def test_multi_from_the_command_line(stages: dict[str, Path], tmp_path: Path) -> None:

@@ -137,7 +137,10 @@ def test_cli_comma_list_writes_the_comparison(scripted: tuple[Path, Path], tmp_p
     assert "# Extraction sensitivity" in (out / "sensitivity.md").read_text(encoding="utf-8")
     samples = pd.read_parquet(out / "lighteval" / "samples.parquet")
     assert {"correct_logged_before", "correct_logged_after"} <= set(samples.columns)
-    assert (out / "logged" / "subtasks.csv").exists() and (out / "strict" / "subtasks.csv").exists()
+    # each scoring's own pairing, counted from SCRIPT: (n_11, n_10, n_01, n_00) per sub-benchmark
+    for policy, geo, toy in (("logged", (1, 1, 2, 0), (1, 1, 0, 0)), ("strict", (2, 1, 1, 0), (1, 1, 0, 0))):
+        sub = pd.read_csv(out / policy / "subtasks.csv").set_index("subtask")[["n_11", "n_10", "n_01", "n_00"]]
+        assert tuple(sub.loc["mmlu_geo"]) == geo and tuple(sub.loc["bbh_toy"]) == toy, policy
 
 
 def test_cli_comparison_keeps_the_other_pairing_options(scripted: tuple[Path, Path], tmp_path: Path) -> None:

@@ -45,16 +45,44 @@ def test_policies_differ_where_the_paper_scorer_misreads() -> None:
     assert rescore("Answer: A", CAPITALS, "AC", "letters", "lighteval").correct == 1
 
 
-@pytest.mark.parametrize("row", CORPUS, ids=[row["id"] for row in CORPUS])
-def test_strict_rescoring_is_what_the_task_logs(row: dict) -> None:
-    """Rescoring a log written by the current extractor changes nothing."""
-    options, fmt = row["options"], row["answer_format"]
-    gold = row["expected_answer"] or ("0" if fmt == "number" else "A")
-    doc = {"pf_options": options, "pf_gold": gold, "pf_format": fmt, "pf_subtask": "mmlu_x", "pf_category": "Culture"}
-    logged = process_results_chat(doc, [row["response"]])["postforget"]
-    got = rescore(row["response"], options, gold, fmt, "strict")
-    assert (got.answer, got.status, got.correct) == (logged["answer"], logged["status"], logged["correct"])
-    assert logged["extractor"].endswith(f"/{EXTRACTOR_VERSION}")
+def test_strict_rescoring_reads_the_labelled_answer_and_scores_it_against_gold() -> None:
+    """Every corpus reply, rescored strictly, gives its hand label and is right exactly when the label is gold.
+
+    One test over the corpus (not one per row: the labels are already checked row by row in
+    test_extraction.py); what it adds is the score: right under the labelled gold, wrong under another.
+    """
+    wrong = []
+    for row in CORPUS:
+        options, fmt, label = row["options"], row["answer_format"], row["expected_answer"]
+        gold = label or ("0" if fmt == "number" else "A")
+        other = "1" if gold == "0" else ("0" if fmt == "number" else ("B" if gold != "B" else "C"))
+        for g, expected in ((gold, int(label is not None and row["expected_status"] == "answered")), (other, 0)):
+            got = rescore(row["response"], options, g, fmt, "strict")
+            if (got.answer, got.status, got.correct) != (label, row["expected_status"], expected):
+                wrong.append((row["id"], g, got))
+    assert not wrong
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "logged"),
+    [
+        ("The seat of government is Paris.\n\nAnswer: C", "C", ("C", "answered", 1)),
+        ("Answer: C) Paris", "B", ("C", "answered", 0)),
+        ("Answer: E", "A", ("E", "invalid", 0)),
+        ("<think>Paris, surely", "C", (None, "unfinished", 0)),
+    ],
+)
+def test_the_task_logs_the_hand_labelled_record(response: str, gold: str, logged: tuple) -> None:
+    doc = {
+        "pf_options": CAPITALS,
+        "pf_gold": gold,
+        "pf_format": "letter",
+        "pf_subtask": "mmlu_x",
+        "pf_category": "Culture",
+    }
+    record = process_results_chat(doc, [response])["postforget"]
+    assert (record["answer"], record["status"], record["correct"]) == logged
+    assert record["extractor"] == f"postforget-strict/{EXTRACTOR_VERSION}" and record["gold"] == gold
 
 
 @settings(max_examples=200, deadline=None)
