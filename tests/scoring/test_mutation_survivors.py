@@ -40,6 +40,9 @@ REPLIES = [
     # a no-break space before "D)" does not make the next line an option label
     ("The answer is:\nC. Paris\n\u00a0D) Rome is the other.", "C"),
     ("What remains is:\nC. Paris\n\u00a0D) Rome is the other.", "C"),
+    # no visible reply: the thinking's last line counts when a marker opens it; the later "my answer" closing
+    # the line does not open it, and the earlier marker on the same line is still tried
+    ("<think>Let me see.\nAnswer: C, which is my answer\n</think>", "C"),
 ]
 
 
