@@ -50,3 +50,15 @@ REPLIES = [
 def test_each_reply_is_read_as_labelled(reply, answer):
     found = extract_answer(reply, OPTIONS, "letter")
     assert (found.answer, found.status) == (answer, "answered")
+
+
+LONG_OPTION = "Paris, which is the capital city of France and has been for a very long time, " * 2
+
+
+def test_a_restated_list_with_a_long_option_line_is_no_answer():
+    """ "The options are:" then the options again: no answer, even when the first restated line is long
+    (158 characters; the next lettered line must still be seen after it)."""
+    options = ["Lyon", "Marseille", LONG_OPTION.strip(), "Rome"]
+    reply = f"Let me list them again. The options are:\nC. {LONG_OPTION.strip()}\nD. Rome\nI am not sure which one."
+    found = extract_answer(reply, options, "letter")
+    assert (found.answer, found.status) == (None, "no_answer")
