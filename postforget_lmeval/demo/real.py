@@ -47,6 +47,7 @@ from rich.table import Table
 
 from postforget_lmeval.demo import facts as invented
 from postforget_lmeval.demo import smollm, world
+from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.pairing.results import PairingError
 from postforget_lmeval.report import many as multipair
 from postforget_lmeval.report.paper_table import stdout_console
@@ -337,7 +338,7 @@ def write_curves(out: Path) -> dict[str, list[float]]:
     lines = {}
     for name in CURVED:
         table = pd.read_csv(out / "curves" / name / "curve.csv")
-        table = table[(table["against"] == "first") & (table["category"] == "overall")].sort_values("step")
+        table = table[(table["against"] == "first") & (table["category"] == OVERALL)].sort_values("step")
         lines[name] = ([0, *map(int, table["step"])], [0.0, *map(float, table["F_true"])])
     steps = lines[CURVED[0]][0]
     fig = Figure(figsize=(5.0, 3.2), layout="constrained")
