@@ -28,13 +28,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import functools
 import json
 import logging
 import random
 import shutil
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -46,9 +47,11 @@ from rich.table import Table
 
 from postforget_lmeval.demo import facts as invented
 from postforget_lmeval.demo import smollm, world
+from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.pairing.results import PairingError
 from postforget_lmeval.report import many as multipair
 from postforget_lmeval.report.paper_table import stdout_console
+from postforget_lmeval.training import ForgettingCallback
 
 try:
     import torch
@@ -84,8 +87,12 @@ class Settings:
     lr: float = 3e-4
     replay_every: int = 4  # after_replay: one example in this many comes from the replay pool
     train_layers: int = 10  # the top 10 of the 30 layers are trained: backward stops there
+    probe_every: int = 4  # the forgetting curve: probe after this many steps (0: no curve)
+    probe_stride: int = 5  # the probe asks every this-many-th evaluated fact
 
 
+CURVED = ("after", "after_replay")
+"""The runs probed while they train: the forgetting curve of plain post-training against replay."""
 MARKER = "demo.json"
 PAIRS = {  # pairing directory: (label, after model)
     "forgetting": ("before→after", "after"),
@@ -195,10 +202,13 @@ def post_train(
     settings: Settings,
     work: Path,
     callbacks: Sequence[TrainerCallback] = (),
+    probe: Callable[[Trainer, Any], _Probed] | None = None,
 ) -> dict:
     """Fine-tune ``model`` in place on ``texts`` (one pass, in order) with the HF Trainer.
 
     ``callbacks`` go to the Trainer as they are: a callback that evaluates during training plugs in here.
+    ``probe`` makes the forgetting curve's callback for the Trainer (it needs the Trainer); what its probes
+    cost is in the result (``probe_cpu_s``, ``probe_wall_s``; included in the training's own time).
     """
     layers = model.model.layers
     for p in model.parameters():
@@ -232,10 +242,16 @@ def post_train(
         callbacks=list(callbacks),
     )
     trainer.remove_callback(PrinterCallback)  # the demo prints its own summary of each run
+    probed = probe(trainer, tokenizer) if probe is not None else None
+    if probed is not None:
+        trainer.add_callback(probed)
     out = trainer.train()
     model.eval()
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
-    return {"steps": out.global_step, "loss_first": losses[0], "loss_last": losses[-1]}
+    result = {"steps": out.global_step, "loss_first": losses[0], "loss_last": losses[-1]}
+    if probed is not None:
+        result |= {"probe_cpu_s": probed.cpu, "probe_wall_s": probed.wall}
+    return result
 
 
 def _known(samples: Sequence[dict]) -> list[dict]:
@@ -272,11 +288,79 @@ def _forgotten(samples_before: Sequence[dict], samples_after: Sequence[dict], li
     return lost[:limit]
 
 
+class _Probed(ForgettingCallback):
+    """The ForgettingCallback, scoring under bf16 autocast and adding up the wall and CPU seconds its probes and
+    curve report take; lm-eval's progress bars go to ``lm_eval.log`` beside the probe folder."""
+
+    wall = cpu = 0.0
+
+    def _timed(self, event: str, *args: Any, **kwargs: Any) -> None:
+        wall, cpu = time.perf_counter(), time.process_time()
+        log = self.probes.out.parent / "lm_eval.log"  # lm-eval's per-request progress bars (stderr) go here
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with (
+            log.open("a", encoding="utf-8") as sink,
+            contextlib.redirect_stderr(sink),
+            torch.autocast("cpu", dtype=torch.bfloat16),  # bf16 matmuls, as the training's and the evaluation's
+        ):
+            getattr(super(), event)(*args, **kwargs)
+        self.wall += time.perf_counter() - wall
+        self.cpu += time.process_time() - cpu
+
+    def on_train_begin(self, *args: Any, **kwargs: Any) -> None:
+        self._timed("on_train_begin", *args, **kwargs)
+
+    def on_step_end(self, *args: Any, **kwargs: Any) -> None:
+        self._timed("on_step_end", *args, **kwargs)
+
+    def on_train_end(self, *args: Any, **kwargs: Any) -> None:
+        self._timed("on_train_end", *args, **kwargs)
+
+
+def curve_probe(trainer: Trainer, tokenizer: Any, out: Path, tasks_dir: Path, docs: list[int], every: int) -> _Probed:
+    """The forgetting curve's callback for ``trainer``: every ``every`` steps, the ``docs`` of the evaluated facts."""
+    from lm_eval.tasks import TaskManager
+
+    probe = _Probed(
+        trainer, [TASK], out, eval_every=every, tokenizer=tokenizer, samples={TASK: docs}, batch_size=32, seed=SEED
+    )
+    # only the demo's own task: indexing every task lm-eval ships would cost more than a probe
+    probe.probes.task_manager = TaskManager(include_path=str(tasks_dir), include_defaults=False)
+    return probe
+
+
+def write_curves(out: Path) -> dict[str, list[float]]:
+    """F_true (overall, against step 0) at each probe step of each probed run, from the curve.csv the callback
+    wrote, with step 0 (nothing forgotten yet) first; and the picture of both runs in ``out/curve.png``."""
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    lines = {}
+    for name in CURVED:
+        table = pd.read_csv(out / "curves" / name / "curve.csv")
+        table = table[(table["against"] == "first") & (table["category"] == OVERALL)].sort_values("step")
+        lines[name] = ([0, *map(int, table["step"])], [0.0, *map(float, table["F_true"])])
+    steps = lines[CURVED[0]][0]
+    fig = Figure(figsize=(5.0, 3.2), layout="constrained")
+    ax = fig.add_subplot()
+    for name, (x, y) in lines.items():
+        ax.plot(x, [100 * v for v in y], marker="o", label=name)
+    ax.set_xlabel("post-training step")
+    ax.set_ylabel("F_true, % of probed facts")
+    ax.set_title(f"{smollm.NAME}: facts forgotten while it trains")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    partial = out / "curve.png.partial"
+    fig.savefig(partial, format="png", dpi=120)
+    partial.replace(out / "curve.png")
+    return {"step": steps, **{name: y for name, (_, y) in lines.items()}}
+
+
 def _prepare_out(out: Path) -> None:
     """Use ``out`` only if it is empty or an earlier demo's (stale runs would be paired with new ones)."""
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).exists())):
         raise RuntimeError(f"{out} exists and is not a postforget demo directory; choose another --out")
-    for sub in ("tasks", "lm_eval", "logs", "pairs", "trainer"):
+    for sub in ("tasks", "lm_eval", "logs", "pairs", "trainer", "curves"):
         shutil.rmtree(out / sub, ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
     (out / MARKER).write_text(json.dumps({"status": "running"}) + "\n")
@@ -319,9 +403,18 @@ def run(settings: Settings, out: Path, console: Console, callbacks: Sequence[Tra
     start = lap("knowledge check", start)
 
     training = {}
+    probed = list(range(0, len(evaluated), settings.probe_stride))
     for name, texts in schedules(pool, settings).items():
         model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
-        training[name] = post_train(model, tokenizer, texts, settings, out / "trainer" / name, callbacks)
+        probe = None
+        if settings.probe_every and name in CURVED:
+            probe = functools.partial(
+                curve_probe, out=out / "curves" / name, tasks_dir=tasks_dir, docs=probed, every=settings.probe_every
+            )
+        training[name] = post_train(model, tokenizer, texts, settings, out / "trainer" / name, callbacks, probe)
+        if probe is not None:
+            cpu["probes"] = cpu.get("probes", 0.0) + training[name]["probe_cpu_s"]
+            timings["probes"] = timings.get("probes", 0.0) + training[name]["probe_wall_s"]
         start = lap("post-training", start)
         samples[name] = evaluate(model, tokenizer, TASK, tasks_dir, out / "lm_eval" / name)
         console.print(
@@ -339,7 +432,10 @@ def run(settings: Settings, out: Path, console: Console, callbacks: Sequence[Tra
         spec.slug: {"label": spec.label, **_summary(results[spec.label]), "output": str(out / "pairs" / spec.slug)}
         for spec in specs
     }
-    lap("pair", start)
+    start = lap("pair", start)
+    curve = write_curves(out) if settings.probe_every else None
+    if curve is not None:
+        lap("curve", start)
     timings["total"], cpu["total"] = time.perf_counter() - clock, time.process_time() - cpu_clock
 
     console.print(_summary_table(pairs))
@@ -360,6 +456,15 @@ def run(settings: Settings, out: Path, console: Console, callbacks: Sequence[Tra
     for s in pairs.values():
         console.print(f"  {s['label']:<20} {s['output']}/report.html")
     console.print(f"  all three pairs side by side: {out / 'pairs' / 'pairs.html'}")
+    if curve is not None:
+        console.print(
+            f"Forgetting over the post-training steps (F_true % of {len(probed)} probed facts, against step 0; "
+            f"probes took {cpu['probes']:.0f} CPU-s of {cpu['post-training']:.0f}):"
+        )
+        console.print("  step          " + " ".join(f"{s:>5}" for s in curve["step"]))
+        for name in CURVED:
+            console.print(f"  {name:<13} " + " ".join(f"{100 * v:5.1f}" for v in curve[name]))
+        console.print(f"  picture: {out / 'curve.png'}; per run: {out / 'curves'}/<run>/curve.html")
     console.print("Timings (wall / CPU): " + ", ".join(f"{k} {v:.0f}s/{cpu[k]:.0f}s" for k, v in timings.items()))
     return {
         "status": "done",
@@ -373,6 +478,7 @@ def run(settings: Settings, out: Path, console: Console, callbacks: Sequence[Tra
         "cpu_s": cpu,
         "training": training,
         "pairs": pairs,
+        "curve": curve,
         "forgotten_examples": lost,
     }
 

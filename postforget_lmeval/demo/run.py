@@ -306,6 +306,8 @@ def evaluate(checkpoints: dict[str, Path], settings: Settings, out: Path, consol
     from lm_eval.loggers import EvaluationTracker
     from lm_eval.tasks import TaskManager
 
+    from postforget_lmeval.training.probes import save_run
+
     for name in ("lm_eval", "lm-eval"):  # lm-eval logs every request batch at INFO; the bar below says enough
         logging.getLogger(name).setLevel(logging.WARNING)
     metadata = {"n_facts": settings.n_facts}
@@ -342,10 +344,7 @@ def evaluate(checkpoints: dict[str, Path], settings: Settings, out: Path, consol
                 )
             if results is None:
                 raise RuntimeError(f"lm_eval returned no results for {name} (seed {seed})")
-            samples = results.pop("samples")
-            tracker.save_results_aggregated(results=results, samples=samples)
-            for task_name in results["configs"]:
-                tracker.save_results_samples(task_name=task_name, samples=samples[task_name])
+            save_run(tracker, results)
             progress.update(bar, advance=1)
     return len(runs)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -64,3 +66,57 @@ def test_schedules_differ_only_where_replay_goes() -> None:
         if i % 4 != 3:
             assert mixed == plain
     assert set(runs["control"]) == replayed
+
+
+@pytest.mark.slow
+@pytest.mark.demo
+def test_curve_is_postforget_pair_of_the_probe_runs(tmp_path: Path) -> None:
+    """The demo's forgetting curve, on the real model with a few facts and steps: step 0 is 0, each later value is
+    F_true of ``postforget-pair`` on the probe runs the callback wrote (step 0 against that step)."""
+    pd = pytest.importorskip("pandas")
+    torch = pytest.importorskip("torch")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from postforget_lmeval.cli import main as postforget_pair
+    from postforget_lmeval.demo import real, smollm
+
+    try:
+        folder = smollm.model_dir()
+    except smollm.ModelUnavailable as e:
+        pytest.skip(str(e))
+    torch.set_num_threads(real.THREADS)
+    rows = [r for r in world.questions() if r["relation"] == "capital"][:8]
+    (tmp_path / "tasks").mkdir()
+    real.write_task(tmp_path / "tasks", real.TASK, rows)
+    settings = real.Settings(steps=4, batch_size=4, lr=3e-3, probe_every=2)  # a high rate: facts are lost
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    texts = real.schedules(rows, settings)
+    costs = {}
+    for name in real.CURVED:
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+        probe = functools.partial(
+            real.curve_probe, out=tmp_path / "curves" / name, tasks_dir=tmp_path / "tasks", docs=[0, 2, 4, 6], every=2
+        )
+        result = real.post_train(model, tokenizer, texts[name], settings, tmp_path / "trainer" / name, probe=probe)
+        costs[name] = result["probe_cpu_s"]
+    curve = real.write_curves(tmp_path)
+
+    assert curve["step"] == [0, 2, 4]
+    assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG"
+    assert all(c > 0 for c in costs.values())
+    for name in real.CURVED:
+        runs = tmp_path / "curves" / name
+        assert sorted(p.name for p in runs.glob("step_*")) == ["step_0000", "step_0002", "step_0004"]
+        lines = [
+            json.loads(x) for p in (runs / "step_0000").rglob("samples_*.jsonl") for x in p.read_text().splitlines()
+        ]
+        assert sorted(s["doc_id"] for s in lines) == [0, 2, 4, 6]  # the probe asks the facts it was given
+        assert curve[name][0] == 0.0
+        for i, step in enumerate(curve["step"][1:], start=1):
+            paired = tmp_path / f"pair_{name}_{step}"
+            args = [str(runs / "step_0000"), str(runs / f"step_{step:04d}"), "-o", str(paired), "-q"]
+            assert postforget_pair(args) == 0
+            cats = pd.read_csv(paired / "categories.csv")
+            total = cats[(cats["category"] == "OVERALL") & (cats["average"] == "macro")].iloc[0]
+            assert curve[name][i] == pytest.approx(total["F_true_mean"])
+    assert max(curve["after"]) > 0  # the check above is not only on zeros
