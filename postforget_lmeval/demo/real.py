@@ -87,8 +87,8 @@ class Settings:
     lr: float = 3e-4
     replay_every: int = 4  # after_replay: one example in this many comes from the replay pool
     train_layers: int = 10  # the top 10 of the 30 layers are trained: backward stops there
-    probe_every: int = 4  # the forgetting curve: probe after this many steps (0: no curve)
-    probe_stride: int = 5  # the probe asks every this-many-th evaluated fact
+    probe_every: int = 3  # the forgetting curve: probe after this many steps (0: no curve)
+    probe_stride: int = 1  # the probe asks every this-many-th evaluated fact
 
 
 CURVED = ("after", "after_replay")
