@@ -32,7 +32,6 @@ import functools
 import json
 import logging
 import random
-import shutil
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -42,16 +41,15 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from postforget_lmeval.demo import facts as invented
-from postforget_lmeval.demo import smollm, world
+from postforget_lmeval.demo import output, smollm, world
 from postforget_lmeval.metrics import OVERALL
-from postforget_lmeval.pairing.results import PairingError
 from postforget_lmeval.report import many as multipair
 from postforget_lmeval.report.paper_table import stdout_console
 from postforget_lmeval.training import ForgettingCallback
+from postforget_lmeval.training.probes import lm_eval_seeds, save_run
 
 try:
     import torch
@@ -93,7 +91,6 @@ class Settings:
 
 CURVED = ("after", "after_replay")
 """The runs probed while they train: the forgetting curve of plain post-training against replay."""
-MARKER = "demo.json"
 PAIRS = {  # pairing directory: (label, after model)
     "forgetting": ("before→after", "after"),
     "replay": ("before→after_replay", "after_replay"),
@@ -140,17 +137,13 @@ def evaluate(model: Any, tokenizer: Any, task: str, tasks_dir: Path, out: Path) 
             task_manager=TaskManager(include_path=str(tasks_dir), include_defaults=False),
             log_samples=True,
             evaluation_tracker=tracker,
-            random_seed=SEED,
-            numpy_random_seed=SEED,
-            torch_random_seed=SEED,
-            fewshot_random_seed=SEED,
+            **lm_eval_seeds(SEED),
         )
     if results is None:
         raise RuntimeError(f"lm_eval returned no results for {task} ({out})")
-    samples = results.pop("samples")
-    tracker.save_results_aggregated(results=results, samples=samples)
-    tracker.save_results_samples(task_name=task, samples=samples[task])
-    return samples[task]
+    samples = results["samples"][task]
+    save_run(tracker, results)
+    return samples
 
 
 def training_text(question: str, answer: str) -> str:
@@ -356,14 +349,8 @@ def write_curves(out: Path) -> dict[str, list[float]]:
     return {"step": steps, **{name: y for name, (_, y) in lines.items()}}
 
 
-def _prepare_out(out: Path) -> None:
-    """Use ``out`` only if it is empty or an earlier demo's (stale runs would be paired with new ones)."""
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).exists())):
-        raise RuntimeError(f"{out} exists and is not a postforget demo directory; choose another --out")
-    for sub in ("tasks", "lm_eval", "logs", "pairs", "trainer", "curves"):
-        shutil.rmtree(out / sub, ignore_errors=True)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MARKER).write_text(json.dumps({"status": "running"}) + "\n")
+RUNS = ("tasks", "lm_eval", "logs", "pairs", "trainer", "curves")
+"""The folders of ``out`` each run of the demo writes anew."""
 
 
 def run(settings: Settings, out: Path, console: Console, callbacks: Sequence[TrainerCallback] = ()) -> dict:
@@ -500,15 +487,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = Settings() if args.steps is None else replace(Settings(), steps=args.steps)
     out = Path(args.out).resolve()
     console = stdout_console()
-    try:
-        _prepare_out(out)
-        record = run(settings, out, console)
-    except (RuntimeError, PairingError) as exc:  # ModelUnavailable is a RuntimeError
-        console.print(f"[bold red]error:[/] {escape(str(exc))}")
-        return 1
-    (out / MARKER).write_text(json.dumps(record, indent=2) + "\n")
-    console.print(f"Everything is in {out} ({MARKER} has the numbers and timings).")
-    return 0
+    return output.run_in(out, RUNS, console, lambda: run(settings, out, console))
 
 
 if __name__ == "__main__":

@@ -32,12 +32,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
-import json
 import logging
 import math
 import os
 import random
-import shutil
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -46,13 +44,13 @@ from pathlib import Path
 
 from rich import box
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from postforget_lmeval import task_dir
 from postforget_lmeval.demo import facts as demo_data
-from postforget_lmeval.pairing.results import PairingError, PairResult
+from postforget_lmeval.demo import output
+from postforget_lmeval.pairing.results import PairResult
 from postforget_lmeval.report import many as multipair
 from postforget_lmeval.report.paper_table import rich_table, stdout_console
 from postforget_lmeval.scoring import LETTERS
@@ -306,7 +304,7 @@ def evaluate(checkpoints: dict[str, Path], settings: Settings, out: Path, consol
     from lm_eval.loggers import EvaluationTracker
     from lm_eval.tasks import TaskManager
 
-    from postforget_lmeval.training.probes import save_run
+    from postforget_lmeval.training.probes import lm_eval_seeds, save_run
 
     for name in ("lm_eval", "lm-eval"):  # lm-eval logs every request batch at INFO; the bar below says enough
         logging.getLogger(name).setLevel(logging.WARNING)
@@ -337,10 +335,7 @@ def evaluate(checkpoints: dict[str, Path], settings: Settings, out: Path, consol
                     gen_kwargs=f"max_gen_toks={MAX_GEN_TOKS}",
                     log_samples=True,
                     evaluation_tracker=tracker,
-                    random_seed=seed,
-                    numpy_random_seed=seed,
-                    torch_random_seed=seed,
-                    fewshot_random_seed=seed,
+                    **lm_eval_seeds(seed),
                 )
             if results is None:
                 raise RuntimeError(f"lm_eval returned no results for {name} (seed {seed})")
@@ -368,18 +363,8 @@ def _letter_ids(tokenizer: PreTrainedTokenizerFast) -> list[int]:
     return [i[0] for i in ids]
 
 
-def _prepare_out(out: Path) -> None:
-    """Use ``out`` only if it is empty or an earlier demo's; clear what a previous run left there.
-
-    Stale lm_eval runs would be paired with the new ones, so they go; anything else in a
-    directory the demo did not make is refused rather than deleted.
-    """
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).exists())):
-        raise RuntimeError(f"{out} exists and is not a postforget demo directory; choose another --out")
-    for sub in ("checkpoints", "lm_eval", "logs", "pairs"):
-        shutil.rmtree(out / sub, ignore_errors=True)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MARKER).write_text(json.dumps({"status": "running"}) + "\n")
+RUNS = ("checkpoints", "lm_eval", "logs", "pairs")
+"""The folders of ``out`` each run of the demo writes anew."""
 
 
 def _pair_summary(result: PairResult) -> dict[str, float]:
@@ -414,7 +399,6 @@ def _summary_table(pairs: dict[str, dict]) -> Table:
     return table
 
 
-MARKER = "demo.json"
 PAIRS = {  # pairing directory: (label, before model, after model, pair() options)
     "forgetting": ("before→after", "before", "after", {}),
     "replay": ("before→after_replay", "before", "after_replay", {}),
@@ -576,15 +560,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = replace(settings, seeds=args.seeds)
     out = Path(args.out).resolve()
     console = stdout_console()  # long paths stay whole, for copying; wide when piped
-    try:
-        _prepare_out(out)
-        record = run(settings, out, console)
-    except (RuntimeError, PairingError) as exc:
-        console.print(f"[bold red]error:[/] {escape(str(exc))}")
-        return 1
-    (out / MARKER).write_text(json.dumps(record, indent=2) + "\n")
-    console.print(f"Everything is in {out} ({MARKER} has the numbers and timings).")
-    return 0
+    return output.run_in(out, RUNS, console, lambda: run(settings, out, console))
 
 
 if __name__ == "__main__":

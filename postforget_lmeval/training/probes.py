@@ -120,10 +120,7 @@ class Probes:
                 samples=self.samples,
                 log_samples=True,
                 evaluation_tracker=tracker,
-                random_seed=self.seed,
-                numpy_random_seed=self.seed,
-                torch_random_seed=self.seed,
-                fewshot_random_seed=self.seed,
+                **lm_eval_seeds(self.seed),
                 **self.evaluate_kwargs,
             )
         if results is None:
@@ -193,6 +190,12 @@ class Probes:
         dirs = [p.directory for p in self.done]
         _, written = curve_report.write_curve(dirs, self.out, [p.step for p in self.done], plot=plot)
         return written
+
+
+def lm_eval_seeds(seed: int) -> dict[str, int]:
+    """``simple_evaluate``'s four seeds (Python, NumPy, torch, few-shot sampling), all ``seed``: a probe is
+    reproducible only when every one of them is fixed."""
+    return {f"{name}_seed": seed for name in ("random", "numpy_random", "torch_random", "fewshot_random")}
 
 
 def save_run(tracker: Any, results: dict[str, Any]) -> None:
