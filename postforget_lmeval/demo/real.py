@@ -334,7 +334,7 @@ def write_curves(out: Path) -> dict[str, list[float]]:
         table = table[(table["against"] == "first") & (table["category"] == OVERALL)].sort_values("step")
         lines[name] = ([0, *map(int, table["step"])], [0.0, *map(float, table["F_true"])])
     steps = lines[CURVED[0]][0]
-    fig = Figure(figsize=(5.0, 3.2), layout="constrained")
+    fig = Figure(figsize=(6.0, 3.6), layout="constrained")
     ax = fig.add_subplot()
     for name, (x, y) in lines.items():
         ax.plot(x, [100 * v for v in y], marker="o", label=name)
