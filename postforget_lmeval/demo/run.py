@@ -416,7 +416,7 @@ def _parser() -> argparse.ArgumentParser:
         "with lm_eval and postforget-pair. Offline, CPU only.",
     )
     p.add_argument("--out", default="demo_out", help="work directory (default: ./demo_out); re-running clears it")
-    p.add_argument("--quick", action="store_true", help="fewer facts, steps and seeds (about 3 minutes on 2 CPU cores)")
+    p.add_argument("--quick", action="store_true", help="fewer facts, steps and seeds (what the tests run)")
     p.add_argument(
         "--seeds",
         type=lambda v: tuple(int(x) for x in v.split(",")),

@@ -25,7 +25,7 @@ from postforget_lmeval.sources._base import LoadedItem, Problem, ReadRequest, Ru
 from postforget_lmeval.sources._lighteval_items import subtask_of
 
 EXTRA = "pip install 'postforget-lmeval[inspect]'"
-STREAM_BYTES = 32 << 20  # a larger .eval log is streamed (its samples would take several hundred MB)
+STREAM_BYTES = 32 << 20  # a larger .eval log is streamed, so memory does not grow with the log
 SKIP_FIELDS = {"messages", "events", "store", "attachments"}  # large, and not needed to score an item
 PREFERRED_SCORER = "choice"  # inspect_ai's multiple-choice scorer
 _BINARY: dict[Any, int] = {"C": 1, "I": 0, "N": 0, True: 1, False: 0}  # 1, 0, 1.0 and 0.0 find True/False
@@ -142,8 +142,8 @@ def _status(value: Any, answer: str | None, stop_reason: str | None) -> str:
 
 
 def _samples(log: Any, path: str, size: int) -> Iterable[Any]:
-    """The log's samples: read whole (fast), or streamed one at a time from a large ``.eval`` log (a few times
-    slower, as inspect_ai opens the zip for each sample, but memory stays flat). inspect_ai's ``.json`` reader
+    """The log's samples: read whole, or streamed one at a time from a large ``.eval`` log (slower, as
+    inspect_ai opens the zip for each sample, but memory stays flat). inspect_ai's ``.json`` reader
     holds the whole log either way."""
     if path.endswith(".eval") and size > STREAM_BYTES:
         return log.read_eval_log_samples(path, all_samples_required=False, exclude_fields=SKIP_FIELDS)
