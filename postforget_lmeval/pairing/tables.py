@@ -88,14 +88,13 @@ def samples_frame(paired: pd.DataFrame) -> pd.DataFrame:
     if cluster.notna().any():  # items that share a text: the bootstrap draws them together
         out["cluster"] = cluster
     per_side = ["answer", "status", "task", "file", "locator", "seed", "source", "response_chars"]
-    if "correct_logged_before" in paired or "correct_logged_after" in paired:
+    if "correct_logged_before" in paired:  # the join gives both sides the column when either was rescored
         per_side.append("correct_logged")
     if paired["option_ll_before"].notna().any() or paired["option_ll_after"].notna().any():
         per_side.append("option_ll")
     for col in per_side:
         for side in SIDES:
-            name = f"{col}_{side}"
-            out[name] = paired[name] if name in paired else pd.Series(pd.NA, index=paired.index, dtype="Int8")
+            out[f"{col}_{side}"] = paired[f"{col}_{side}"]
     per_side = [f"{col}_{side}" for col in ("status", "task", "file", "seed", "source") for side in SIDES]
     for col in ("subtask", "category", "seed", *per_side):
         out[col] = out[col].astype("category")
