@@ -47,6 +47,25 @@ def cluster_weights(rng: np.random.Generator, cluster: np.ndarray, n_boot: int) 
     return _weights(rng, np.arange(len(ids)), n_boot)[:, of_item.ravel()]
 
 
+def cell_weights(
+    rng: np.random.Generator, table: np.ndarray, clusters: np.ndarray | None, n_boot: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(cells, weights) that resample the items of one sub-benchmark. ``table``: what the figures read of each
+    item (items x columns; NaN where missing, never -1); ``clusters``: each item's cluster key, or None.
+    Items with equal rows are interchangeable, so a replicate only needs how many items of each distinct row
+    (cell) it holds: ``cells`` is cells x columns, ``weights`` (1 + n_boot) x cells, row 0 the observed data.
+    Items are drawn one by one, or with their cluster where some cluster holds two or more items."""
+    filled = np.nan_to_num(table, nan=-1.0)
+    cells, cell = np.unique(filled, axis=0, return_inverse=True)
+    cells[cells == -1.0] = np.nan
+    cell = cell.ravel()
+    if clusters is None or len(clusters) == len(set(clusters)):
+        return cells, _weights(rng, cell, n_boot)
+    weights = np.zeros((n_boot + 1, len(cells)))
+    np.add.at(weights.T, cell, cluster_weights(rng, clusters, n_boot).T)  # an item's weight goes to its cell
+    return cells, weights
+
+
 def item_clusters(samples: pd.DataFrame, index: pd.MultiIndex) -> np.ndarray | None:
     """Per item of ``index`` (subtask, doc_id as its last two levels) its cluster key, or None when no item of
     them names one; an item without a key is a cluster of its own."""
@@ -112,17 +131,8 @@ def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd
         codes = codes[:, present]
         if not np.all(np.isfinite(k) & (k > 1)):
             k = np.full(len(k), np.nan)  # no chance baseline in any replicate: k then splits no cell
-        # items of equal transitions and k are interchangeable: a replicate counts the items of each cell
-        items_wide = np.nan_to_num(np.column_stack([codes, k]), nan=-1.0)
-        cells, cell = np.unique(items_wide, axis=0, return_inverse=True)
-        cells[cells == -1.0] = np.nan
-        cell = cell.ravel()
-        if clusters is not None and clusters[start:end].size > len(set(clusters[start:end])):
-            on_items = cluster_weights(rng, clusters[start:end], n_boot)
-            weights = np.zeros((n_boot + 1, len(cells)))
-            np.add.at(weights.T, cell, on_items.T)  # an item's weight goes to its cell
-        else:
-            weights = _weights(rng, cell, n_boot)
+        part = None if clusters is None else clusters[start:end]
+        cells, weights = cell_weights(rng, np.column_stack([codes, k]), part, n_boot)
         rates = _rates(weights, cells[:, :-1], cells[:, -1])
         category, subtask = blocks[start]
         for s, seed_name in enumerate(seeds[present]):

@@ -16,7 +16,8 @@ the headline F is itself lower than between independent runs.
 
 Intervals: the items (or clusters, as ``_bootstrap``) of a sub-benchmark are resampled once per replicate
 for every seed of both sides, so the headline, the floor and their difference move together; categories
-and OVERALL average the replicates with the headline's macro structure.
+and OVERALL average the replicates with the headline's macro structure. As in ``_bootstrap``, items that
+read the same under every seed (and have the same k) share a cell, and a replicate counts cells.
 """
 
 from __future__ import annotations
@@ -75,15 +76,11 @@ def _floor(weights: np.ndarray, runs: np.ndarray, k: np.ndarray) -> tuple[np.nda
     return np.mean(raw, axis=0), np.mean(true, axis=0)
 
 
-def _note(sub: pd.DataFrame, runs: dict[str, np.ndarray]) -> str:
+def _note(loglik: bool, runs: dict[str, np.ndarray]) -> str:
     """Why a sub-benchmark has no floor, or that its seeds never differed; '' for a floor measured with noise.
-    ``runs``: per side with two or more seeds, its 0/1 per item and seed (NaN: not logged)."""
-    loglik = [
-        side
-        for side in SIDES
-        if f"option_ll_{side}" in sub and sub[f"option_ll_{side}"].notna().all() and len(sub[f"option_ll_{side}"])
-    ]
-    if len(loglik) == len(SIDES):
+    ``loglik``: every item scored by log-likelihood on both sides; ``runs``: per side with two or more seeds,
+    its 0/1 per item and seed (NaN: not logged)."""
+    if loglik:
         return LOGLIKELIHOOD
     if not runs:
         return NEEDS_TWO
@@ -94,16 +91,24 @@ def _note(sub: pd.DataFrame, runs: dict[str, np.ndarray]) -> str:
     return SAME if all(agree(r) for r in runs.values()) else ""
 
 
-def _wide(first: pd.DataFrame, seed: str, value: str) -> pd.DataFrame:
-    """``value`` per item (rows: category, subtask, doc_id) and seed label of column ``seed`` (columns)."""
+def _loglik(samples: pd.DataFrame) -> pd.Series:
+    """Per (category, subtask): whether every item logged option log-likelihoods on both sides."""
+    scored = [samples[f"option_ll_{side}"].notna() if f"option_ll_{side}" in samples else False for side in SIDES]
+    both = pd.Series(np.logical_and(*scored), index=samples.index) if len(samples) else pd.Series(dtype=bool)
+    return both.groupby([samples["category"], samples["subtask"]]).all()
+
+
+def _wide(first: pd.DataFrame, seed: str, value: str, index: pd.MultiIndex) -> tuple[np.ndarray, np.ndarray]:
+    """(values, seeds): ``value`` per item of ``index`` (category, subtask, doc_id) and seed label of column
+    ``seed``, as items x seeds (NaN: not logged), and the seed labels of the columns."""
     keys = ["category", "subtask", "doc_id"]
-    return first.drop_duplicates([*keys, seed]).pivot(index=keys, columns=seed, values=value)
+    wide = first.drop_duplicates([*keys, seed]).pivot(index=keys, columns=seed, values=value).reindex(index)
+    return wide.to_numpy(dtype=float), wide.columns.to_numpy()
 
 
-def _block(wide: pd.DataFrame, items: pd.MultiIndex) -> pd.DataFrame:
-    """The rows ``items`` of a table of :func:`_wide`, with the seeds they were logged under."""
-    part = wide.reindex(items)
-    return part.loc[:, part.notna().any()]
+def _logged(values: np.ndarray) -> np.ndarray:
+    """The columns (seeds) of a block of :func:`_wide` that hold a value for some item."""
+    return values[:, ~np.isnan(values).all(axis=0)]
 
 
 def replicates(
@@ -121,37 +126,40 @@ def replicates(
         sides["replicate"] = 0
     samples = samples.assign(**sides).astype(dict.fromkeys(["subtask", "category", "seed", *sides], str))
     first = samples.sort_values("replicate", kind="stable")  # an item's first replicate under each seed
+    keys = ["category", "subtask", "doc_id"]
+    index = pd.MultiIndex.from_frame(first[keys].drop_duplicates()).sort_values()
     # items x seeds of all sub-benchmarks at once: each side's own seeds, and the paired seeds of the headline
-    own = {side: _wide(first, f"seed_{side}", side) for side in SIDES}
-    heads = {side: _wide(first, "seed", side) for side in SIDES}
-    ks = first.groupby(["category", "subtask", "doc_id"])["k"].first()
-    index = own[SIDES[0]].index
+    own = {side: _wide(first, f"seed_{side}", side, index) for side in SIDES}
+    heads = {side: _wide(first, "seed", side, index) for side in SIDES}
+    labels_all = heads[SIDES[0]][1]  # both sides pivot the same rows on the same labels
+    ks = first.groupby(keys)["k"].first().reindex(index).to_numpy(dtype=float)
+    loglik = _loglik(samples)
+    clusters = bootstrap.item_clusters(samples, index)
     blocks = index.droplevel("doc_id")
     starts = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1]])
-    by_block = samples.groupby(["category", "subtask"], sort=True)
     for start, end in zip(starts, [*starts[1:], len(index)]):
         category, subtask = blocks[start]
-        sub = by_block.get_group((category, subtask))
-        items = index[start:end]
-
-        runs = {side: _block(own[side], items) for side in SIDES}
-        usable = {side: r.to_numpy(dtype=float) for side, r in runs.items() if r.shape[1] >= 2}
-        note = _note(sub, usable)
+        runs = {side: _logged(values[start:end]) for side, (values, _) in own.items()}
+        usable = {side: r for side, r in runs.items() if r.shape[1] >= 2}
+        note = _note(bool(loglik[(category, subtask)]), usable)
         sizes = ", ".join(f"{side} {runs[side].shape[1]}" for side in SIDES)
         texts.append({"subtask": subtask, "noise_seeds": f"seeds: {sizes}", "noise_note": note})
         if note in (NEEDS_TWO, LOGLIKELIHOOD):
             continue
-        k = ks.reindex(items).to_numpy(dtype=float)
-        doc_ids = items.get_level_values("doc_id")
-        clusters = bootstrap.item_clusters(sub, pd.MultiIndex.from_arrays([[subtask] * len(items), doc_ids]))
-        if clusters is None or clusters.size == len(set(clusters)):
-            clusters = np.arange(len(items))
-        weights = bootstrap.cluster_weights(rng, clusters, n_boot)
-        floors = [_floor(weights, r, k) for r in usable.values()]
+        before, after = (heads[side][0][start:end] for side in SIDES)
+        logged = ~(np.isnan(before).all(axis=0) | np.isnan(after).all(axis=0))
+        before, after, labels = before[:, logged], after[:, logged], labels_all[logged]
+        # what the figures read of each item in one table, so that items with equal rows share a cell of the draw
+        parts = [*usable.values(), before, after]
+        table = np.column_stack([*parts, ks[start:end]])
+        part = None if clusters is None else clusters[start:end]
+        cells, weights = bootstrap.cell_weights(rng, table, part, n_boot)
+        *side_runs, heads_before, heads_after = np.split(cells[:, :-1], np.cumsum([p.shape[1] for p in parts[:-1]]), 1)
+        k = cells[:, -1]
+        floors = [_floor(weights, r, k) for r in side_runs]
         f_noise, f_true_noise = (np.mean([f[i] for f in floors], axis=0) for i in range(2))
-        before, after = (_block(heads[side], items) for side in SIDES)
-        for label in sorted(set(before.columns) & set(after.columns)):
-            r = _rates(weights, before[label].to_numpy(dtype=float), after[label].to_numpy(dtype=float), k)
+        for j, label in enumerate(labels):
+            r = _rates(weights, heads_before[:, j], heads_after[:, j], k)
             figures = (f_noise, f_noise, f_true_noise, f_true_noise)
             figures += (r["F"] - f_noise, r["BT"] - f_noise, r["F_true"] - f_true_noise, r["BT_true"] - f_true_noise)
             for column, values in zip(COLUMNS, figures):
