@@ -124,11 +124,15 @@ def read_run(req: ReadRequest) -> RunRead:
         "subtask", "category", *(("correct_logged",) if req.rescore else ()),
     )}  # fmt: skip
     missing = not_rescored = 0
+    non_binary: list[Any] = []
     for i, (row, (doc_id, _, options, doc_hash)) in enumerate(zip(rows, keys(rows))):
         if row["score"] is None:
             missing += 1
             continue
-        logged = int(round(float(row["score"])))
+        if row["score"] not in (0, 1):  # a partial score, or none that LightEval writes, is not a transition
+            non_binary.append(row["score"])
+            continue
+        logged = int(row["score"])
         k = float(len(row["choices"]) or len(options)) or HIDDEN_OPTIONS_K.get(subtask, float("nan"))
         answer = row["extracted"][0] if row["extracted"] else None
         status = "answered" if answer else "no_answer"
@@ -150,6 +154,12 @@ def read_run(req: ReadRequest) -> RunRead:
     problems = [unreadable] if unreadable else []
     if missing:
         problems.append(Problem(path, f"{missing} row(s) without metric {METRIC} skipped", "no_metric", missing))
+    if non_binary:
+        examples = ", ".join(repr(v) for v in non_binary[:5])
+        problems.append(Problem(
+            path, f"{len(non_binary)} row(s) with a non-binary {METRIC} (e.g. {examples}) skipped: a score in (0,1) "
+            "is not a transition", "non_binary", len(non_binary),
+        ))  # fmt: skip
     if not_rescored:
         problems.append(Problem(
             path, f"{not_rescored} row(s) cannot be rescored (no options in the prompt or no gold); their logged "

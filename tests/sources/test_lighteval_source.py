@@ -297,3 +297,21 @@ def test_an_unreadable_details_file_is_reported_with_its_path(tmp_path):
     assert ("synth_reasoning_letter:capitals", "1") not in sub.index and sub["n"].sum() == 26
     with pytest.raises(PairingError, match="not a readable parquet file"):
         pair(tmp_path / "pair" / "before", tmp_path / "pair" / "after", strict=True)
+
+
+def test_a_score_other_than_0_or_1_is_reported_and_its_item_skipped(tmp_path):
+    """A details row whose extractive_match is neither 0 nor 1 (a foreign or edited file) is no transition:
+    it is skipped with a warning naming the file and the values, never rounded into one."""
+
+    def half(row):
+        row["metric"]["extractive_match"] = 0.5
+
+    _rewrite_after_item(FIXTURES / "v0_13", tmp_path / "pair", half)
+    result = pair(tmp_path / "pair" / "before", tmp_path / "pair" / "after")
+    runs = SOURCE.find_runs(tmp_path / "pair" / "after").task_runs
+    path = next(r.samples_path for r in runs if r.seed == 0 and "mmlu" in r.task)
+    warning = next(w for w in result.warnings if "non-binary" in w)
+    assert warning.startswith("after: ") and path.name in warning  # the warning shortens the folders between
+    assert "1 row(s) with a non-binary extractive_match (e.g. 0.5) skipped" in warning
+    sub = result.subtasks.set_index(["subtask", "seed"])
+    assert sub.loc[("mmlu_abstract_algebra", "0"), "n"] == 5 and sub["n_unpaired_before"].sum() == 1
