@@ -24,6 +24,13 @@ def dirs(tmp_path: Path) -> tuple[Path, Path]:
     return tmp_path / "before", tmp_path / "after"
 
 
+def error_of(before: Path, after: Path) -> str:
+    """The message of the PairingError that pairing the two directories raises."""
+    with pytest.raises(PairingError) as caught:
+        pair(before, after)
+    return str(caught.value)
+
+
 def test_a_side_without_usable_samples_lists_its_own_left_out_tasks_five_then_a_count(tmp_path):
     """Seven before tasks log no sample line, and one after task too: the error lists the first five of the
     before side's warnings (tasks read in name order, t0..t4), '; ' apart, then '... (2 more)' for t5 and
@@ -36,9 +43,7 @@ def test_a_side_without_usable_samples_lists_its_own_left_out_tasks_five_then_a_
         return f"before: task {task} left out: no usable sample in {b / 'model' / f'samples_{task}_{DATE}.jsonl'}"
 
     shown = "; ".join(left_out(f"postforget_t{i}") for i in range(5))
-    with pytest.raises(PairingError) as caught:
-        pair(b, a)
-    assert str(caught.value) == f"no usable samples on the before side: {shown}; ... (2 more)"
+    assert error_of(b, a) == f"no usable samples on the before side: {shown}; ... (2 more)"
 
 
 def test_duplicate_item_lines_are_warned_and_counted_under_their_sub_benchmark(tmp_path):
@@ -64,9 +69,7 @@ def test_a_changed_item_names_the_runs_that_hold_it_and_only_those(tmp_path):
     write_run(b, ours("mmlu_x", "11", docs={1: doc_for(1, "!")}), seed=1, model_dir="s1")
     write_run(b, ours("mmlu_x", "1"), seed=2, model_dir="s2")
     write_run(a, ours("mmlu_x", "11"))
-    with pytest.raises(PairingError) as caught:
-        pair(b, a)
-    assert str(caught.value) == (
+    assert error_of(b, a) == (
         "before: doc_hash of mmlu_x doc_id 1 differs between runs (postforget_mmlu_x seed 0, postforget_mmlu_x "
         "seed 1): the dataset changed between them (1 item(s) in all); re-run them on the same data"
     )
@@ -81,9 +84,7 @@ def test_a_sub_benchmark_from_two_tasks_names_the_first_one_met_and_its_tasks(tm
     runs["postforget_t5"] = "aa"
     write_run(b, {task: [sample_line(0, None, record=pf_record(sub, 1))] for task, sub in runs.items()})
     write_run(a, ours("mm", "1"))
-    with pytest.raises(PairingError) as caught:
-        pair(b, a)
-    assert str(caught.value) == (
+    assert error_of(b, a) == (
         "before: sub-benchmark zz seed 0 comes from several tasks (postforget_t2, postforget_t3); keep one with "
         "--exclude (e.g. --exclude '*_base') or move the other run out of the directory"
     )
