@@ -192,7 +192,7 @@ def categories(joined: pd.DataFrame, got: Collected) -> pd.Series:
             got.warnings.append(
                 f"{subtask}: category differs between the sides ({', '.join(map(str, cats))}); using {cats[0]}"
             )
-    chosen = {subtask: cats[0] if cats else subtask for subtask, cats in named.items()}
+    chosen = {subtask: cats[0] for subtask, cats in named.items()}  # each list holds the name that made it
     return joined["subtask"].map(lambda s: chosen.get(s, s)).astype(object)
 
 
