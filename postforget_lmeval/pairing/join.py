@@ -31,7 +31,7 @@ def side_table(
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """All items of one side in one table, deduplicated; raises on ambiguous runs and on a dataset that changed.
 
-    ``subtask`` is categorical, its categories in order of appearance (the seed plan orders by them).
+    ``subtask`` is categorical: its categories are the side's sub-benchmarks, which pairing compares between sides.
     """
     parts = [read.rows for read in reads if len(read.rows)]
     if not parts:
@@ -69,7 +69,7 @@ def side_table(
             f"({', '.join(f'{t} seed {s}' for t, s in runs.drop_duplicates().itertuples(index=False))}): "
             f"the dataset changed between them ({len(changed)} item(s) in all); re-run them on the same data"
         )
-    df["subtask"] = pd.Categorical(df["subtask"], categories=pd.Index(pd.unique(df["subtask"]), dtype=object))
+    df["subtask"] = df["subtask"].astype("category")
     return df, duplicates
 
 
@@ -192,7 +192,7 @@ def categories(joined: pd.DataFrame, got: Collected) -> pd.Series:
             got.warnings.append(
                 f"{subtask}: category differs between the sides ({', '.join(map(str, cats))}); using {cats[0]}"
             )
-    chosen = {subtask: cats[0] if cats else subtask for subtask, cats in named.items()}
+    chosen = {subtask: cats[0] for subtask, cats in named.items()}  # each list holds the name that made it
     return joined["subtask"].map(lambda s: chosen.get(s, s)).astype(object)
 
 
