@@ -43,6 +43,25 @@ REPLIES = [
     # no visible reply: the thinking's last line counts when a marker opens it; the later "my answer" closing
     # the line does not open it, and the earlier marker on the same line is still tried
     ("<think>Let me see.\nAnswer: C, which is my answer\n</think>", "C"),
+    # the last line is the prompted "Answer: X" layout: it wins over an earlier statement, also in "__" bold
+    # (the "_" before "Answer" does not stop it), with a trailing newline, after an earlier line, or when the
+    # reply opens with a newline (after the thinking) or is cut off before the bracket closes
+    ("First guess: the answer is C.\nChecking again, Marseille fits the clue.\n__Answer:__ B", "B"),
+    ("First guess: the answer is C.\nChecking again, Marseille fits the clue.\n__Answer:__ B\n", "B"),
+    ("<think>Marseille fits the clue.</think>\n__Answer:__ B", "B"),
+    ("First guess: the answer is C.\nChecking again, Marseille fits the clue.\nAnswer: (B", "B"),
+    # "Answer:" followed by a prose statement of the answer
+    ("Answer: the correct option is B", "B"),
+    # a header at the start of the reply that opens with a newline (after the thinking)
+    ("<think>Marseille fits.</think>\n**Answer:**\nB\nMarseille is the second city of France, so it fits.", "B"),
+    # a "Reasoning:" line before a restated "Question:" is no invented exemplar after it: the whole reply counts
+    (
+        "Let me restate the task.\nReasoning: we need the capital of France.\n"
+        "Question: Which city is the capital of France?\nParis is the capital, so the answer is (C).",
+        "C",
+    ),
+    # the Kelvin sign (U+212A) lowercases to "k": "li\u212aely" is "likely", a qualifier of the statement
+    ("Weighing everything, the answer is li\u212aely (C).", "C"),
 ]
 
 
@@ -62,3 +81,48 @@ def test_a_restated_list_with_a_long_option_line_is_no_answer():
     reply = f"Let me list them again. The options are:\nC. {LONG_OPTION.strip()}\nD. Rome\nI am not sure which one."
     found = extract_answer(reply, options, "letter")
     assert (found.answer, found.status) == (None, "no_answer")
+
+
+# Sex-chromosome complements: an option's text may be made of letters only ("XXXX").
+KARYOTYPES = ["XO", "XXY", "XXXX", "XYY"]
+KLINEFELTER = "Klinefelter syndrome has one extra X, so the answer is (B)."
+
+
+@pytest.mark.parametrize(
+    ("options", "reply", "expected"),
+    [
+        # a "\\boxed{" never closed is no box; the statement before it counts
+        (KARYOTYPES, f"{KLINEFELTER}\nFinal: \\boxed{{\\text{{B}}", ("B", "answered")),
+        # a header with nothing after it (the reply was cut off): the statement before it counts
+        (KARYOTYPES, f"{KLINEFELTER}\n\n**Final Answer:**\n\n", ("B", "answered")),
+        # a log row without a response (None) has no answer, whatever the option texts
+        (KARYOTYPES, None, (None, "no_answer")),
+        # an option's text after an "option" prefix; the text has a full stop inside it
+        (
+            ["Chicago", "St. Louis", "Kansas City", "Denver"],
+            "Answer: the option St. Louis\nThe Gateway Arch stands on its riverfront.",
+            ("B", "answered"),
+        ),
+        # "is:" then "D. Xe": the next line "Xe: xenon" is no option label, so this is no restated list
+        (
+            ["Ne", "Ar", "Kr", "Xe"],
+            "Of these, the heaviest noble gas is:\nD. Xe\nXe: xenon, atomic number 54.",
+            ("D", "answered"),
+        ),
+        # a statement withdrawn in its own sentence, after a box
+        (
+            OPTIONS,
+            "The closest match is \\boxed{D}, but this is not the correct answer: Rome is a capital, not a port.",
+            (None, "no_answer"),
+        ),
+        # a letter that is no option (X), as a bare line, after a header, before a verdict: invalid
+        (OPTIONS, "None of the four cities fits, so I mark it as X.\nX", ("X", "invalid")),
+        (OPTIONS, "None of the four cities fits.\nAnswer: X\n(I could not decide.)", ("X", "invalid")),
+        (OPTIONS, "None of the four cities fits, so (X) is the correct answer here, I made it up.", ("X", "invalid")),
+    ],
+)
+def test_each_reply_is_read_with_its_status(options, reply, expected):
+    """Replies whose label is not an answered letter of OPTIONS: other option texts, invalid letters,
+    withdrawn statements and missing responses (mutation survivors in the extraction)."""
+    found = extract_answer(reply, options, "letter")
+    assert (found.answer, found.status) == expected
