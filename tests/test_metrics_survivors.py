@@ -93,3 +93,19 @@ def test_macro_figures_do_not_depend_on_row_order() -> None:
     assert overall["F_std"] == pytest.approx(
         math.sqrt(((1 / 3 - 5 / 18) ** 2 + (0.3 - 5 / 18) ** 2 + (0.2 - 5 / 18) ** 2) / 2)
     )
+
+
+def test_overall_does_not_depend_on_category_names() -> None:
+    """OVERALL averages the seeds in their sorted order whichever category comes first by name, so renaming a
+    category that lacks a seed leaves OVERALL the same bit for bit.
+
+    F per (category, seed): A - 0.2 0.3, B 0.1 0.2 0.3; OVERALL per seed 0.1, 0.2, 0.3 (mean 0.2, std 0.1).
+    """
+    f = {("A", "1"): 0.2, ("A", "2"): 0.3, ("B", "0"): 0.1, ("B", "1"): 0.2, ("B", "2"): 0.3}
+    table = pd.DataFrame([subtask_row(c, c.lower(), s, v) for (c, s), v in f.items()])
+    renamed = table.assign(category=table["category"].replace({"A": "Z"}))
+    overall = metrics.aggregate(table).set_index("category").loc["OVERALL"]
+    pd.testing.assert_series_equal(
+        overall, metrics.aggregate(renamed).set_index("category").loc["OVERALL"], check_exact=True
+    )
+    assert overall["F_mean"] == pytest.approx(0.2, rel=1e-12) and overall["F_std"] == pytest.approx(0.1, rel=1e-12)
