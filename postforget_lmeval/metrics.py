@@ -217,7 +217,7 @@ def seed_agreement_metrics(before: ArrayLike, after: ArrayLike, k: ArrayLike | f
 
     code = 2 * b.astype(np.int8) + a.astype(np.int8)  # 3: 1->1, 2: 1->0, 1: 0->1, 0: 0->0
     agree = (code == code[:, :1]).all(axis=1)
-    counts = np.bincount(code[agree, 0], minlength=4) if n else np.zeros(4, dtype=np.int64)
+    counts = np.bincount(code[agree, 0], minlength=4)  # four zeros when there are no items
     n_00, n_01, n_10, n_11 = (int(c) for c in counts)
     acc_b = _ratio(int(np.count_nonzero(b)), b.size)
     acc_a = _ratio(int(np.count_nonzero(a)), a.size)
