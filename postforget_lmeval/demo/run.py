@@ -107,17 +107,7 @@ DEFAULT = Settings(
     replay=1 / 16,
     unrelated_steps=100,
 )
-QUICK = Settings(
-    n_facts=100,
-    n_post=100,
-    pretrain_target=0.99,
-    pretrain_max_steps=400,
-    post_steps=150,
-    post_lr=2e-3,
-    replay=1 / 16,
-    unrelated_steps=100,
-    seeds=(1, 2),
-)
+QUICK = replace(DEFAULT, n_facts=100, n_post=100, pretrain_max_steps=400, post_steps=150, seeds=(1, 2))
 
 
 @dataclass
