@@ -16,7 +16,7 @@ import pandas as pd
 from postforget_lmeval.pairing.results import PairResult
 from postforget_lmeval.report.paper_table import category_label, category_order
 
-if TYPE_CHECKING:  # matplotlib is imported when a figure is drawn (about a second; not with --no-plot)
+if TYPE_CHECKING:  # matplotlib is imported only when a figure is drawn (never with --no-plot)
     from matplotlib.figure import Figure
 
 PANELS = (("F_true", "F_max", "Forgetting F_true"), ("BT_true", "BT_max", "Backward transfer BT_true"))

@@ -103,7 +103,7 @@ class Probes:
 
         started = time.perf_counter()
         directory = self.out / f"step_{step:04d}"
-        if self.task_manager is None:  # indexing every task lm-eval knows takes seconds: once per training run
+        if self.task_manager is None:  # indexing every task lm-eval knows is slow: once per training run
             include = [task_dir()] + ([str(self.include_path)] if self.include_path else [])
             self.task_manager = TaskManager(include_path=include, metadata=self.metadata)
         tracker = EvaluationTracker(output_path=str(directory))
