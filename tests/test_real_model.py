@@ -14,9 +14,6 @@ prompt when none is given; the tasks leave it (docs/paper-differences.md).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -25,6 +22,7 @@ import pytest
 
 from postforget_lmeval.cli import main as pair_main
 from postforget_lmeval.tasks.catalog import by_subtask
+from tests.helpers.lmeval_cli import logged_samples, run_hf
 from tests.helpers.taskfixtures import REFERENCE, write_overrides
 
 pytestmark = pytest.mark.slow
@@ -57,54 +55,18 @@ def model() -> Path:
         pytest.fail(str(exc))
 
 
-def _lm_eval(model: Path, overrides: Path, tasks: list[str], out: Path, chat: bool) -> None:
-    command = [
-        sys.executable,
-        "-m",
-        "lm_eval",
-        "--model",
-        "hf",
-        "--model_args",
-        f"pretrained={model},dtype=bfloat16",
-        "--device",
-        "cpu",
-        "--batch_size",
-        "4",
-        "--include_path",
-        str(overrides),
-        "--tasks",
-        ",".join(tasks),
-        "--gen_kwargs",
-        f"max_gen_toks={MAX_GEN_TOKS}",
-        "--seed",
-        "7",
-        "--log_samples",
-        "--output_path",
-        str(out),
-    ] + (["--apply_chat_template"] if chat else [])
-    done = subprocess.run(command, capture_output=True, text=True, cwd=out.parent, env={**os.environ})
-    assert done.returncode == 0, done.stderr[-4000:]
-
-
-def _samples(run_dir: Path) -> dict[tuple[str, int], dict]:
-    """(subtask, doc_id) -> the sample line, read straight from lm-eval's logs."""
-    found = {}
-    for path in run_dir.rglob("samples_*.jsonl"):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            sample = json.loads(line)
-            found[(sample["postforget"]["subtask"], sample["doc_id"])] = sample
-    return found
-
-
 @pytest.fixture(scope="module")
 def runs(model: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[tuple[str, int], dict]]:
     root = tmp_path_factory.mktemp("real_model")
     overrides = root / "tasks"
     overrides.mkdir()
     write_overrides(overrides, SUBTASKS, data=REFERENCE)
-    _lm_eval(model, overrides, [by_subtask(s).task for s in SUBTASKS], root / "chat", chat=True)
-    _lm_eval(model, overrides, [by_subtask(s).base_task for s in SUBTASKS], root / "base", chat=False)
-    return {"root": root, "chat": _samples(root / "chat"), "base": _samples(root / "base")}
+    settings = {"dtype": "bfloat16", "max_gen_toks": MAX_GEN_TOKS}
+    batch = ["--batch_size", "4"]
+    chat = [*batch, "--apply_chat_template"]
+    run_hf(model, overrides, [by_subtask(s).task for s in SUBTASKS], root / "chat", **settings, extra=chat)
+    run_hf(model, overrides, [by_subtask(s).base_task for s in SUBTASKS], root / "base", **settings, extra=batch)
+    return {"root": root, "chat": logged_samples(root / "chat"), "base": logged_samples(root / "base")}
 
 
 def _rows(subtask: str) -> int:

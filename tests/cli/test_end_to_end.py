@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests.helpers.lmeval_cli import logged_samples, run_hf
 from tests.helpers.taskfixtures import write_overrides
 from tests.helpers.tinymodel import build_tiny_model
 
@@ -23,55 +24,15 @@ pytestmark = pytest.mark.slow
 SUBTASKS = ["arc_challenge", "piqa_main"]
 
 
-def _lm_eval(model: Path, overrides: Path, tasks: list[str], out: Path) -> None:
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "lm_eval",
-            "--model",
-            "hf",
-            "--model_args",
-            f"pretrained={model},dtype=float32",
-            "--device",
-            "cpu",
-            "--include_path",
-            str(overrides),
-            "--tasks",
-            ",".join(tasks),
-            "--gen_kwargs",
-            "max_gen_toks=24",
-            "--seed",
-            "7",
-            "--log_samples",
-            "--output_path",
-            str(out),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=out.parent,
-    )
-
-
-def _correctness(run_dir: Path) -> dict[tuple[str, int], int]:
-    """(subtask, doc_id) -> acc, read straight from lm-eval's sample logs."""
-    found = {}
-    for path in run_dir.rglob("samples_*.jsonl"):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            sample = json.loads(line)
-            found[(sample["postforget"]["subtask"], sample["doc_id"])] = sample["acc"]
-    return found
-
-
 def test_two_hf_runs_pair_into_the_counts_of_their_logs(tmp_path: Path) -> None:
     overrides = tmp_path / "tasks"
     overrides.mkdir()
     write_overrides(overrides, SUBTASKS)
     before_model = build_tiny_model(tmp_path / "model_before", seed=0)
     after_model = build_tiny_model(tmp_path / "model_after", seed=1)
-    _lm_eval(before_model, overrides, [f"postforget_{s}" for s in SUBTASKS], tmp_path / "before")
-    _lm_eval(after_model, overrides, [f"postforget_{s}_base" for s in SUBTASKS], tmp_path / "after")
+    settings = {"dtype": "float32", "max_gen_toks": 24}
+    run_hf(before_model, overrides, [f"postforget_{s}" for s in SUBTASKS], tmp_path / "before", **settings)
+    run_hf(after_model, overrides, [f"postforget_{s}_base" for s in SUBTASKS], tmp_path / "after", **settings)
 
     out = tmp_path / "paired"
     done = subprocess.run(
@@ -87,7 +48,9 @@ def test_two_hf_runs_pair_into_the_counts_of_their_logs(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr + done.stdout
 
-    before, after = _correctness(tmp_path / "before"), _correctness(tmp_path / "after")
+    before, after = (
+        {key: sample["acc"] for key, sample in logged_samples(tmp_path / side).items()} for side in ("before", "after")
+    )
     assert before.keys() == after.keys() and len(before) == 4
     table = pd.read_csv(out / "subtasks.csv").set_index("subtask")
     assert list(pd.read_csv(out / "subtasks.csv").columns[:5]) == ["subtask", "category", "seed", "k", "n"]
