@@ -230,8 +230,9 @@ def _pair(root: Path, jobs: int, *extra: str) -> tuple[float, float]:
     return seconds, json.loads(out.strip().splitlines()[-1])["rss_mb"]
 
 
-def case(root: Path, jobs: int, repeat: int, rescore: bool = True) -> dict[str, float]:
-    """The figures of one generated pair: best times of ``repeat`` runs, the highest peak memory."""
+def case(root: Path, jobs: int, repeat: int, full: bool = True) -> dict[str, float]:
+    """The figures of one generated pair: best times of ``repeat`` runs, the highest peak memory; ``full``: also
+    ``--rescore strict``, the start and imports alone and ``--no-analyses`` (else the plain pairing only)."""
     files = sorted(str(p) for p in root.rglob("samples_*.jsonl"))
     mb = sum(os.path.getsize(f) for f in files) / 1e6
     subprocess.run(["cat", *files], stdout=subprocess.DEVNULL, check=True)  # the same page-cache state for all
@@ -240,12 +241,13 @@ def case(root: Path, jobs: int, repeat: int, rescore: bool = True) -> dict[str, 
     read = min(json.loads(_timed(read_cmd)[1].strip().splitlines()[-1])["seconds"] for _ in range(repeat))
     runs = [_pair(root, jobs) for _ in range(repeat)]
     out = {"mb": mb, "wc": wc, "read": read, "pair": min(t for t, _ in runs), "rss_mb": max(r for _, r in runs)}
-    if rescore:  # where the time goes: the start and imports alone, and the pairing without the analyses
+    if full:
+        runs = [_pair(root, jobs, "--rescore", "strict") for _ in range(max(1, repeat // 2))]
+        out |= {"rescore": min(t for t, _ in runs), "rescore_rss_mb": max(r for _, r in runs)}
+        # where the time goes: the start and imports alone, and the pairing without the analyses
         imports = [sys.executable, "-c", "import postforget_lmeval.cli.pair"]
         out["imports"] = min(_timed(imports)[0] for _ in range(repeat))
         out["bare"] = min(_pair(root, jobs, "--no-analyses")[0] for _ in range(repeat))
-        runs = [_pair(root, jobs, "--rescore", "strict") for _ in range(max(1, repeat // 2))]
-        out |= {"rescore": min(t for t, _ in runs), "rescore_rss_mb": max(r for _, r in runs)}
     return out
 
 
@@ -283,7 +285,7 @@ def bench(sizes: list[float], jobs: int, repeat: int, keep: bool) -> bool:
             root = base / f"memory{scale}"
             generate(root, tasks_for(MEMORY_GB), response_scale=scale)
             os.sync()
-            r = case(root, jobs, 1, rescore=False)
+            r = case(root, jobs, 1, full=False)
             shutil.rmtree(root)
             rss.append(r["rss_mb"])
             print(f"{r['mb'] / 1e3:.2f} GB, responses x{scale}: peak {r['rss_mb']:.0f} MB")

@@ -94,7 +94,7 @@ def _note(loglik: bool, runs: dict[str, np.ndarray]) -> str:
 def _loglik(samples: pd.DataFrame) -> pd.Series:
     """Per (category, subtask): whether every item logged option log-likelihoods on both sides."""
     scored = [samples[f"option_ll_{side}"].notna() if f"option_ll_{side}" in samples else False for side in SIDES]
-    both = pd.Series(np.logical_and(*scored), index=samples.index) if len(samples) else pd.Series(dtype=bool)
+    both = pd.Series(np.logical_and(*scored), index=samples.index)
     return both.groupby([samples["category"], samples["subtask"]]).all()
 
 
@@ -154,7 +154,8 @@ def replicates(
         table = np.column_stack([*parts, ks[start:end]])
         part = None if clusters is None else clusters[start:end]
         cells, weights = bootstrap.cell_weights(rng, table, part, n_boot)
-        *side_runs, heads_before, heads_after = np.split(cells[:, :-1], np.cumsum([p.shape[1] for p in parts[:-1]]), 1)
+        ends = np.cumsum([p.shape[1] for p in parts])[:-1]  # where each part's columns end in the table
+        *side_runs, heads_before, heads_after = np.split(cells[:, :-1], ends, axis=1)
         k = cells[:, -1]
         floors = [_floor(weights, r, k) for r in side_runs]
         f_noise, f_true_noise = (np.mean([f[i] for f in floors], axis=0) for i in range(2))
