@@ -11,7 +11,7 @@ from postforget_lmeval.api import pair
 from postforget_lmeval.cli.console import MAX_WARNINGS, Bar, consoles, escape, failed
 from postforget_lmeval.errors import PairingError
 from postforget_lmeval.pairing.options import PairOptions
-from postforget_lmeval.report import paper, sensitivity
+from postforget_lmeval.report import gate, paper, sensitivity
 from postforget_lmeval.report.files import write_outputs
 from postforget_lmeval.report.paper_table import rich_table
 from postforget_lmeval.sources import FORMATS
@@ -110,6 +110,21 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="only the paper's figures: skip significance, bootstrap intervals, failure modes and drift",
     )
+    p.add_argument(
+        "--fail-if",
+        metavar="RULE",
+        action="append",
+        default=[],
+        help="release gate: exit 3 when the rule holds, e.g. 'F_true > 2' (OVERALL, percentage points), "
+        "'STEM:F_true >= 5' or '*:F_true > 10' (every category); repeatable; the verdict goes in summary.json",
+    )
+    p.add_argument(
+        "--gate-reads",
+        choices=gate.READS,
+        default="estimate",
+        help="what a --fail-if rule reads: estimate (default, the macro mean the table prints) or interval "
+        "(the bound of the 95%% bootstrap interval that makes the failure certain)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no table")
     return p
 
@@ -134,9 +149,12 @@ def command(argv: Sequence[str]) -> int:
     try:
         if args.paper_pair:
             paper.check_label(args.paper_pair)
+        rules = [gate.parse_rule(r) for r in args.fail_if]
         result = pair(args.before, args.after, options(args), progress=bar)
         if args.paper_pair:
             result.summary["paper_pair"] = args.paper_pair
+        if rules:
+            result.summary["gate"] = gate.evaluate(rules, result.categories, args.gate_reads)
     except (PairingError, OSError) as e:  # OSError: a run folder or file that cannot be read
         return failed(err, e)
     finally:
@@ -161,6 +179,12 @@ def command(argv: Sequence[str]) -> int:
         f"read {timing['bytes_read'] / 1e6:.0f} MB in {timing['read_seconds']:.1f}s; "
         f"wrote {', '.join(p.name for p in written)} to {escape(str(args.output))}"
     )
+    verdict = result.summary.get("gate")
+    if verdict:
+        for line in gate.describe(verdict):
+            err.print(escape(line), style=None if verdict["passed"] else "bold red")
+        if not verdict["passed"]:
+            return gate.EXIT_FAILED
     return 0
 
 
