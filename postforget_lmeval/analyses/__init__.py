@@ -7,12 +7,14 @@ Three questions a reader asks of a forgetting figure, each answered by its own m
 * is it more than noise: exact McNemar tests with Benjamini-Hochberg q-values (``_significance``) and
   percentile bootstrap intervals of F_true / BT_true (``_bootstrap``);
 * was it coming: the drift of the gold option's probability in log-likelihood multiple-choice runs
-  (``_drift``).
+  (``_drift``);
+* did one recipe forget less than another: two pairs with one before, compared item by item (``_compare``).
 
 :func:`annotate` runs them all in order; :func:`terminal_columns` picks what the terminal's category
 table shows of them.
 """
 
 from postforget_lmeval.analyses._annotate import TERMINAL_COLUMNS, annotate, terminal_columns
+from postforget_lmeval.analyses._compare import compare as compare_pairs
 
-__all__ = ["TERMINAL_COLUMNS", "annotate", "terminal_columns"]
+__all__ = ["TERMINAL_COLUMNS", "annotate", "compare_pairs", "terminal_columns"]

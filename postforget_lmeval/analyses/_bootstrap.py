@@ -80,7 +80,7 @@ def item_clusters(samples: pd.DataFrame, index: pd.MultiIndex) -> np.ndarray | N
     return np.array([alone[i] if pd.isna(c) else str(c) for i, c in enumerate(found)], dtype=object)
 
 
-def _rates(weights: np.ndarray, codes: np.ndarray, k: np.ndarray) -> dict[str, np.ndarray]:
+def rates(weights: np.ndarray, codes: np.ndarray, k: np.ndarray) -> dict[str, np.ndarray]:
     """F_true and BT_true (replicates x seeds) of the replicates ``weights`` (replicates x cells) of cells whose
     transition code per seed is ``codes`` (cells x seeds: 3 1->1, 2 1->0, 1 0->1, 0 0->0, NaN unpaired) and
     whose option count is ``k``; without a usable k (> 1) for every item, no replicate has a chance baseline."""
@@ -133,7 +133,7 @@ def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd
             k = np.full(len(k), np.nan)  # no chance baseline in any replicate: k then splits no cell
         part = None if clusters is None else clusters[start:end]
         cells, weights = cell_weights(rng, np.column_stack([codes, k]), part, n_boot)
-        rates = _rates(weights, cells[:, :-1], cells[:, -1])
+        figures = rates(weights, cells[:, :-1], cells[:, -1])
         category, subtask = blocks[start]
         for s, seed_name in enumerate(seeds[present]):
             out["category"].append(np.full(n_boot + 1, category, dtype=object))
@@ -141,7 +141,7 @@ def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd
             out["seed"].append(np.full(n_boot + 1, seed_name, dtype=object))
             out["replicate"].append(np.arange(-1, n_boot))
             for r in RATES:
-                out[r].append(rates[r][:, s])
+                out[r].append(figures[r][:, s])
     if not out["replicate"]:
         return pd.DataFrame(columns=["category", "subtask", "seed", "replicate", *RATES])
     return pd.DataFrame({c: np.concatenate(v) for c, v in out.items()})

@@ -6,6 +6,8 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+import pandas as pd
+
 from postforget_lmeval.cli import pair as pair_command
 from postforget_lmeval.cli.console import consoles, escape, failed
 from postforget_lmeval.errors import PairingError
@@ -39,6 +41,9 @@ def command(name: str, argv: Sequence[str]) -> int:
     if not args.quiet:
         wide = many.wide_table(many.long_table(results))
         out.print(frame_rich(wide, "F_true / BT_true ± std (F_max / BT_max), %, macro, one column per pair"))
+        compared = Path(known.output) / "comparisons.csv"  # pairs with one before, compared when written
+        for line in many.comparison_lines(pd.read_csv(compared)) if compared.exists() else []:
+            out.print(escape(line))
     for spec in specs:
         r = results[spec.label]
         if r.warnings or r.notes:

@@ -85,7 +85,9 @@ def evaluate(rules: Sequence[Rule], categories: pd.DataFrame, reads: str = "esti
         column = _column(rule, reads)
         if column not in macro.columns or rule.figure in _NOT_SHARES:
             figures = sorted(
-                c[: -len("_mean")] for c in macro.columns if c.endswith("_mean") and c[: -len("_mean")] not in _NOT_SHARES
+                c[: -len("_mean")]
+                for c in macro.columns
+                if c.endswith("_mean") and c[: -len("_mean")] not in _NOT_SHARES
             )
             hint = (
                 " (intervals are computed with the analyses: drop --no-analyses, or use --gate-reads estimate)"

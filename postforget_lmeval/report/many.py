@@ -5,7 +5,9 @@ cells (Appendix E). :func:`run_pairs` pairs each (before, after) with :func:`pai
 each pair's own outputs in its own directory, then the wide table across pairs as ``pairs.csv``,
 ``pairs.md``, ``pairs.html`` and ``pairs.png``, the same numbers long-form in
 ``pairs_long.csv``, and every item's transition under every pair in ``items_by_pair.parquet``; a pair
-the paper measured gets the paper's column beside it. :func:`chain` turns runs ``A B C ...`` (e.g. base →
+the paper measured gets the paper's column beside it. Pairs that share their before directory are compared
+item by item (``comparisons.csv``: the difference of their figures with a paired interval and test).
+:func:`chain` turns runs ``A B C ...`` (e.g. base →
 SFT → RL) into the pairs each step against the one before it and against the first.
 """
 
@@ -21,7 +23,9 @@ from typing import Any
 
 import pandas as pd
 
+from postforget_lmeval.analyses import compare_pairs
 from postforget_lmeval.api import pair
+from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.pairing.options import PairOptions
 from postforget_lmeval.pairing.results import PairingError, PairResult
 from postforget_lmeval.report import html as report_html
@@ -223,23 +227,72 @@ def run_pairs(
             results[spec.label] = result
             if on_pair:
                 on_pair(spec, result)
-        written += write_table(results, out, plot=plot, directories=dict(zip(labels, dirs)))
+        compared = comparisons(specs, results) if PairOptions.of(options, **overrides).analyses else None
+        written += write_table(results, out, plot=plot, directories=dict(zip(labels, dirs)), compared=compared)
     return results, moved(written, out, out_dir)
 
 
+def comparisons(specs: Sequence[PairSpec], results: dict[str, PairResult]) -> pd.DataFrame | None:
+    """comparisons.csv: for every two pairs made from the same before directory (in the order given), per category
+    and OVERALL, the difference of their F_true and BT_true with its paired interval and test
+    (``analyses.compare_pairs``); None when no two pairs share a before."""
+    parts = []
+    for i, first in enumerate(specs):
+        for second in specs[i + 1 :]:
+            if Path(first.before).resolve() != Path(second.before).resolve():
+                continue
+            try:
+                table = compare_pairs(results[first.label].samples, results[second.label].samples)
+            except PairingError as e:
+                raise PairingError(f"comparing {first.label!r} with {second.label!r}: {e}") from e
+            parts.append(table.assign(pair_a=first.label, pair_b=second.label))
+    if not parts:
+        return None
+    table = pd.concat(parts, ignore_index=True)
+    return table[["pair_a", "pair_b", *(c for c in table.columns if c not in ("pair_a", "pair_b"))]]
+
+
+def comparison_lines(compared: pd.DataFrame) -> list[str]:
+    """One line per compared two pairs, OVERALL: the F_true difference with its interval, in points, and the
+    paired test of the items one forgot and the other kept."""
+    lines = []
+    for r in compared[compared["category"] == OVERALL].itertuples(index=False):
+        lines.append(
+            f"{r.pair_a} vs {r.pair_b}: F_true {100 * r.F_true_diff:+.1f} points "
+            f"[{100 * r.F_true_diff_lo:+.1f}, {100 * r.F_true_diff_hi:+.1f}] (95% paired bootstrap); "
+            f"forgotten by one and kept by the other: {r.forgot_a_only} vs {r.forgot_b_only} items, "
+            f"p = {r.p_forgot:.3g} (paired sign-flip test)"
+        )
+    return lines
+
+
 def write_table(
-    results: dict[str, PairResult], out: Path, *, plot: bool = True, directories: dict[str, str] | None = None
+    results: dict[str, PairResult],
+    out: Path,
+    *,
+    plot: bool = True,
+    directories: dict[str, str] | None = None,
+    compared: pd.DataFrame | None = None,
 ) -> list[Path]:
-    """pairs_long.csv, pairs.csv, pairs.md, pairs.html, items_by_pair.parquet (and pairs.png) in ``out``."""
+    """pairs_long.csv, pairs.csv, pairs.md, pairs.html, items_by_pair.parquet (and pairs.png, comparisons.csv)
+    in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     long = long_table(results)
     wide = wide_table(long)
+    markdown = table_markdown(wide)
+    if compared is not None:
+        markdown += "\n## Pairs with one before, compared item by item\n\n" + "\n".join(
+            f"- {line}" for line in comparison_lines(compared)
+        )
+        markdown += "\n\nPer category: comparisons.csv (docs/analyses.md).\n"
     written = [
         atomic_write(out / "pairs_long.csv", lambda p: write_csv(long, p)),
         atomic_write(out / "pairs.csv", lambda p: write_csv(wide, p)),
-        atomic_write(out / "pairs.md", lambda p: p.write_text(table_markdown(wide), encoding="utf-8")),
+        atomic_write(out / "pairs.md", lambda p: p.write_text(markdown, encoding="utf-8")),
         atomic_write(out / "items_by_pair.parquet", lambda p: item_matrix(results).to_parquet(p, index=False)),
     ]
+    if compared is not None:
+        written.append(atomic_write(out / "comparisons.csv", lambda p: write_csv(compared, p)))
     image = plots.many_pairs_png(long) if plot else None
     html = report_html.pairs_html(wide, long, image, directories or {})
     written.append(atomic_write(out / "pairs.html", lambda p: p.write_text(html, encoding="utf-8")))
