@@ -8,7 +8,8 @@ Three questions a reader asks of a forgetting figure, each answered by its own m
   percentile bootstrap intervals of F_true / BT_true (``_bootstrap``);
 * was it coming: the drift of the gold option's probability in log-likelihood multiple-choice runs
   (``_drift``);
-* did one recipe forget less than another: two pairs with one before, compared item by item (``_compare``).
+* did one recipe forget less than another: two pairs with one before, compared item by item (``_compare``);
+* how many items and seeds does a study need: the pilot's half-widths, scaled (``_plan``).
 
 :func:`annotate` runs them all in order; :func:`terminal_columns` picks what the terminal's category
 table shows of them.
@@ -16,5 +17,7 @@ table shows of them.
 
 from postforget_lmeval.analyses._annotate import TERMINAL_COLUMNS, annotate, terminal_columns
 from postforget_lmeval.analyses._compare import compare as compare_pairs
+from postforget_lmeval.analyses._plan import SEEDS as PLAN_SEEDS
+from postforget_lmeval.analyses._plan import plan as plan_study
 
-__all__ = ["TERMINAL_COLUMNS", "annotate", "compare_pairs", "terminal_columns"]
+__all__ = ["PLAN_SEEDS", "TERMINAL_COLUMNS", "annotate", "compare_pairs", "plan_study", "terminal_columns"]

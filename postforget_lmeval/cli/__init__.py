@@ -24,8 +24,8 @@ def _interruptible(prog: str, command: Callable[[list[str]], int], argv: Sequenc
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``postforget-pair``: pair two directories, several (``multi``, ``chain``), runs over steps (``curve``), or
-    ``show`` the items that changed."""
+    """``postforget-pair``: pair two directories, several (``multi``, ``chain``), runs over steps (``curve``),
+    ``show`` the items that changed, or ``plan`` a study from a pilot."""
     return _interruptible("postforget-pair", _pair, argv)
 
 
@@ -34,6 +34,10 @@ def _pair(argv: list[str]) -> int:
         from postforget_lmeval.cli import show
 
         return show.command(argv[1:])
+    if argv[:1] == ["plan"]:
+        from postforget_lmeval.cli import plan
+
+        return plan.command(argv[1:])
     if argv[:1] == ["curve"]:
         from postforget_lmeval.cli import curve
 

@@ -21,7 +21,8 @@ USAGE = (
     "       postforget-pair multi --pair NAME=BEFORE_DIR,AFTER_DIR [--pair ...] -o OUT_DIR [options]\n"
     "       postforget-pair chain DIR_1 DIR_2 [DIR_3 ...] -o OUT_DIR [options]\n"
     "       postforget-pair curve DIR_1 DIR_2 [DIR_3 ...] -o OUT_DIR [--steps N,N,...] [options]\n"
-    "       postforget-pair show OUT_DIR --subtask NAME [options]"
+    "       postforget-pair show OUT_DIR --subtask NAME [options]\n"
+    "       postforget-pair plan PILOT_OUT_DIR [--target 2] [--subtasks] [--csv PATH]"
 )
 
 

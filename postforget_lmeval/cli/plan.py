@@ -1,0 +1,98 @@
+"""``postforget-pair plan PILOT_OUT`` (or ``plan BEFORE_DIR AFTER_DIR``): how wide the intervals of a pilot are,
+the smallest forgetting it can detect, and the items and seeds a target half-width needs (docs/planning.md)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+from rich.table import Table
+
+from postforget_lmeval.analyses import PLAN_SEEDS as SEEDS
+from postforget_lmeval.analyses import plan_study
+from postforget_lmeval.api import pair
+from postforget_lmeval.cli.console import consoles, escape, failed
+from postforget_lmeval.errors import PairingError
+from postforget_lmeval.report.csv_safe import write_csv
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="postforget-pair plan",
+        description="Plan a forgetting study from a pilot: today's 95%% interval half-widths of F_true and BT_true, "
+        "the smallest forgetting detectable at 80%% power, and the items needed for a target half-width with "
+        f"{', '.join(map(str, SEEDS))} seeds.",
+    )
+    p.add_argument("dirs", nargs="+", metavar="DIR", help="a postforget-pair output folder, or BEFORE_DIR AFTER_DIR")
+    p.add_argument("--target", type=float, default=2.0, help="target half-width, percentage points (default: 2)")
+    p.add_argument("--subtasks", action="store_true", help="also print one row per sub-benchmark")
+    p.add_argument("--csv", metavar="PATH", help="write the plan (every row) as a CSV file")
+    return p
+
+
+def _samples(dirs: list[str]) -> pd.DataFrame:
+    if len(dirs) == 1:
+        path = Path(dirs[0]) / "samples.parquet"
+        if not path.is_file():
+            raise PairingError(
+                f"{dirs[0]}: no samples.parquet; give a postforget-pair output folder, or the before and after run "
+                "folders (postforget-pair plan BEFORE_DIR AFTER_DIR)"
+            )
+        return pd.read_parquet(path)
+    if len(dirs) == 2:
+        return pair(dirs[0], dirs[1], analyses=False).samples
+    raise PairingError(f"plan takes one output folder or two run folders, got {len(dirs)}")
+
+
+def _pp(x: float) -> str:
+    return "–" if not math.isfinite(x) else f"{100 * x:.1f}"
+
+
+def _n(x: float) -> str:
+    return "–" if not math.isfinite(x) else f"{int(x):,}"
+
+
+def command(argv: Sequence[str]) -> int:
+    args = parser().parse_args(argv)
+    out, err = consoles()
+    try:
+        if not args.target > 0:
+            raise PairingError(f"--target {args.target}: give a half-width above 0 (percentage points)")
+        table = plan_study(_samples(args.dirs), target=args.target / 100)
+        if args.csv:
+            write_csv(table, Path(args.csv))
+    except (PairingError, OSError) as e:
+        return failed(err, e, args.csv)
+    rows = table if args.subtasks else table[table["level"] == "category"]
+    view = Table(
+        title=f"Plan: 95% half-widths now, and items for ±{args.target:g} points of F_true", title_justify="left"
+    )
+    for name in (
+        "",
+        "items",
+        "seeds",
+        "F_true ± h",
+        "BT_true ± h",
+        "detect",
+        *(f"{s} seed{'s' * (s > 1)}" for s in SEEDS),
+    ):
+        view.add_column(name, justify="left" if not name else "right")
+    for r in rows.itertuples(index=False):
+        view.add_row(
+            escape(str(r.name)),
+            _n(r.items),
+            str(r.seeds),
+            f"{_pp(r.F_true)} ± {_pp(r.F_true_halfwidth)}",
+            f"{_pp(r.BT_true)} ± {_pp(r.BT_true_halfwidth)}",
+            _pp(r.F_detectable_80),
+            *(_n(getattr(r, f"items_for_target_{s}_seeds")) for s in SEEDS),
+        )
+    out.print(view)
+    out.print(
+        "detect: the smallest F_true found at 80% power (two-sided 5%); the last columns: items needed for the "
+        "target with that many seeds ('–': one seed in the pilot, so seed noise is not measured)."
+    )
+    return 0
