@@ -4,7 +4,8 @@ Three questions a reader asks of a forgetting figure, each answered by its own m
 
 * why was it forgotten: the failure mode of the wrong side, the share of forgetting that is format
   rather than knowledge, answer-format adherence and reply length (``_failure_modes``);
-* is it more than noise: exact McNemar tests with Benjamini-Hochberg q-values (``_significance``) and
+* is it more than noise: exact McNemar tests (their cluster sign-flip form where items share a text) with
+  Benjamini-Hochberg q-values (``_significance``) and
   percentile bootstrap intervals of F_true / BT_true (``_bootstrap``);
 * was it coming: the drift of the gold option's probability in log-likelihood multiple-choice runs
   (``_drift``).
@@ -14,5 +15,6 @@ table shows of them.
 """
 
 from postforget_lmeval.analyses._annotate import TERMINAL_COLUMNS, annotate, terminal_columns
+from postforget_lmeval.analyses._significance import CLUSTER, MCNEMAR
 
-__all__ = ["TERMINAL_COLUMNS", "annotate", "terminal_columns"]
+__all__ = ["CLUSTER", "MCNEMAR", "TERMINAL_COLUMNS", "annotate", "terminal_columns"]

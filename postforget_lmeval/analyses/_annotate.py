@@ -80,7 +80,7 @@ def annotate(
     keys = subtasks[KEYS].astype(str).reset_index(drop=True)
     category_keys = categories[["category"]].astype(str).reset_index(drop=True)
 
-    sig = significance.significance_table(subtasks)
+    sig = significance.significance_table(subtasks, samples)
     _set_columns(subtasks, sig[list(significance.COLUMNS)])
     result.tables["significance"] = sig
 
@@ -125,6 +125,8 @@ def annotate(
             "significance": {
                 "test": "exact McNemar (two-sided binomial on n_10, n_01)",
                 "family": "all sub-benchmark x seed rows of this pair",
+                "clustered": f"{significance.CLUSTER} test on the clusters (exact randomization over each cluster's "
+                "net flip n_10 - n_01) for the sub-benchmarks whose items share a text; their q uses it",
                 "fdr": significance.ALPHA,
             },
             "bootstrap": {
