@@ -14,7 +14,7 @@ Three questions a reader asks of a forgetting figure, each answered by its own m
 table shows of them.
 """
 
-from postforget_lmeval.analyses._annotate import TERMINAL_COLUMNS, annotate, terminal_columns
+from postforget_lmeval.analyses._annotate import ABOVE_MAX, ABOVE_MAX_NOTE, TERMINAL_COLUMNS, annotate, terminal_columns
 from postforget_lmeval.analyses._significance import CLUSTER, MCNEMAR
 
-__all__ = ["CLUSTER", "MCNEMAR", "TERMINAL_COLUMNS", "annotate", "terminal_columns"]
+__all__ = ["ABOVE_MAX", "ABOVE_MAX_NOTE", "CLUSTER", "MCNEMAR", "TERMINAL_COLUMNS", "annotate", "terminal_columns"]

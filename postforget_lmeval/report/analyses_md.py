@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from postforget_lmeval.analyses import CLUSTER, MCNEMAR
+from postforget_lmeval.analyses import ABOVE_MAX, ABOVE_MAX_NOTE, CLUSTER, MCNEMAR
 from postforget_lmeval.pairing.results import PairResult
 from postforget_lmeval.report.markdown import markdown_table
 
@@ -91,6 +91,24 @@ def _significance(result: PairResult) -> list[str]:
         ]
         lines += _table(["category", "F_true [95% CI]", "BT_true [95% CI]"], rows) + [""]
     return lines
+
+
+def above_max(result: PairResult) -> list[str]:
+    """The report's note on the (sub-benchmark, seed) rows whose F_true exceeds F_max or BT_true BT_max, with why
+    that can happen; empty when none does (or the analyses did not run)."""
+    rows = result.subtasks
+    if not set(ABOVE_MAX) <= set(rows.columns):
+        return []
+    lines = []
+    for flag, (rate, known) in ABOVE_MAX.items():
+        hits = rows[rows[flag].astype(bool)]
+        lines += [
+            f"- {r.subtask}, seed {r.seed}: {rate} {_pct(getattr(r, rate))} > {known} {_pct(getattr(r, known))}"
+            for r in hits.head(_TOP).itertuples()
+        ] + ([f"- ({len(hits) - _TOP} more rows with {flag} in subtasks.csv)"] if len(hits) > _TOP else [])
+    if not lines:
+        return []
+    return ["### Rows above F_max / BT_max", "", f"{ABOVE_MAX_NOTE}.", "", *lines, ""]
 
 
 def _beyond(row: pd.Series, metric: str) -> str:
@@ -213,6 +231,13 @@ def analyses_markdown(result: PairResult) -> str:
     """The "Analyses beyond the paper" section of report.md; empty when ``annotate`` has not run."""
     if "significance" not in result.tables:
         return ""
-    lines = ["## Analyses beyond the paper", "", *_failure_modes(result), *_significance(result), *_noise(result)]
+    lines = [
+        "## Analyses beyond the paper",
+        "",
+        *_failure_modes(result),
+        *_significance(result),
+        *_noise(result),
+        *above_max(result),
+    ]
     lines += _drift(result)
     return "\n".join(lines).rstrip() + "\n"

@@ -245,7 +245,7 @@ def render(result: PairResult, png: bytes | None, tables: report.ReportTables | 
         ),
         (
             "plots",
-            "Per category: F_true and BT_true against their ceilings",
+            "Per category: F_true and BT_true, F_max / BT_max marked",
             _image(png, "F_true and BT_true per category"),
         ),
         (
