@@ -200,7 +200,8 @@ def _comparison(result: PairResult, label: str) -> str:
     diffs = "".join(f"<li>{_e(d)}</li>" for d in paper.differences(result, label))
     return (
         f"<p>The paper's row for <b>{_e(label)}</b> ({named}), Appendix E, beside this run; difference = this run "
-        f"minus the paper (its table cell, else its full-precision value), in percentage points.</p>"
+        f"minus the paper (its table cell, else its full-precision value), in percentage points, printed only on equal "
+        "footing (the list below says which categories were compared and why not the others).</p>"
         f"{table_html(frame, text_columns=('metric', 'category'))}"
         f"<h3>Protocol differences that apply</h3><ul>{diffs}</ul>"
     )

@@ -155,10 +155,10 @@ def _footing(category: str, ours: set[str], names: set[str], members: dict[str, 
     paper_set = members.get(category)
     if paper_set is None:
         return f"{category}: not a category of the paper"
-    have = paper_set & names
+    have, extra = paper_set & names, sorted(ours - paper_set)
     if have != paper_set:
-        return f"{category}: this run has {len(have)} of the paper's {len(paper_set)} sub-benchmarks"
-    extra = sorted(ours - paper_set)
+        outside = f" (its {', '.join(extra)} not among them)" if extra else ""
+        return f"{category}: this run has {len(have)} of the paper's {len(paper_set)} sub-benchmarks{outside}"
     if extra:
         return f"{category}: recomputed on the paper's {len(paper_set)} sub-benchmarks, without {', '.join(extra)}"
     return f"{category}: the paper's {len(paper_set)} sub-benchmarks"
