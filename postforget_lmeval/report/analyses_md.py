@@ -93,9 +93,9 @@ def _significance(result: PairResult) -> list[str]:
     return lines
 
 
-def above_max(result: PairResult) -> list[str]:
-    """The report's note on the (sub-benchmark, seed) rows whose F_true exceeds F_max or BT_true BT_max, with why
-    that can happen; empty when none does (or the analyses did not run)."""
+def above_max_rows(result: PairResult) -> list[str]:
+    """One line per (sub-benchmark, seed) row whose F_true exceeds F_max or BT_true BT_max (the first of each kind,
+    then how many more); empty when none does or the analyses did not run."""
     rows = result.subtasks
     if not set(ABOVE_MAX) <= set(rows.columns):
         return []
@@ -103,12 +103,17 @@ def above_max(result: PairResult) -> list[str]:
     for flag, (rate, known) in ABOVE_MAX.items():
         hits = rows[rows[flag].astype(bool)]
         lines += [
-            f"- {r.subtask}, seed {r.seed}: {rate} {_pct(getattr(r, rate))} > {known} {_pct(getattr(r, known))}"
+            f"{r.subtask}, seed {r.seed}: {rate} {_pct(getattr(r, rate))} > {known} {_pct(getattr(r, known))}"
             for r in hits.head(_TOP).itertuples()
-        ] + ([f"- ({len(hits) - _TOP} more rows with {flag} in subtasks.csv)"] if len(hits) > _TOP else [])
+        ] + ([f"({len(hits) - _TOP} more rows with {flag} in subtasks.csv)"] if len(hits) > _TOP else [])
+    return lines
+
+
+def _above_max(result: PairResult) -> list[str]:
+    lines = above_max_rows(result)
     if not lines:
         return []
-    return ["### Rows above F_max / BT_max", "", f"{ABOVE_MAX_NOTE}.", "", *lines, ""]
+    return ["### Rows above F_max / BT_max", "", f"{ABOVE_MAX_NOTE}.", "", *(f"- {line}" for line in lines), ""]
 
 
 def _beyond(row: pd.Series, metric: str) -> str:
@@ -237,7 +242,7 @@ def analyses_markdown(result: PairResult) -> str:
         *_failure_modes(result),
         *_significance(result),
         *_noise(result),
-        *above_max(result),
+        *_above_max(result),
     ]
     lines += _drift(result)
     return "\n".join(lines).rstrip() + "\n"

@@ -18,11 +18,12 @@ import numpy as np
 import pandas as pd
 
 from postforget_lmeval import sources
+from postforget_lmeval.analyses import ABOVE_MAX_NOTE
 from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.pairing.results import PairResult
 from postforget_lmeval.report import paper
 from postforget_lmeval.report import paper_table as report
-from postforget_lmeval.report.analyses_md import NOISE_LEGEND, noise_frame
+from postforget_lmeval.report.analyses_md import NOISE_LEGEND, above_max_rows, noise_frame
 from postforget_lmeval.report.csv_safe import write_csv
 from postforget_lmeval.scoring import option_letter
 
@@ -273,6 +274,11 @@ def render(result: PairResult, png: bytes | None, tables: report.ReportTables | 
                 + table_html(noise, total_last=True, text_columns=noise.columns),
             )
         )
+    above = above_max_rows(result)
+    if above:
+        items = "".join(f"<li>{_e(line)}</li>" for line in above)
+        body = f'<p class="muted">{_e(ABOVE_MAX_NOTE)}.</p><ul>{items}</ul>'
+        sections.append(("above-max", "Rows above F_max / BT_max", body))
     extra = report.extra_tables(result)
     if extra:
         body = "".join(

@@ -13,6 +13,7 @@ from postforget_lmeval import pair
 from postforget_lmeval.report import paper_table as report
 from postforget_lmeval.report import plots
 from postforget_lmeval.report.analyses_md import analyses_markdown
+from postforget_lmeval.report.files import write_outputs
 from tests.helpers import paths
 from tests.helpers.lmeval_runs import ordinary, ours, write_run
 
@@ -39,6 +40,9 @@ def test_f_true_above_f_max_is_flagged(tmp_path: Path) -> None:
     assert "- mmlu_x, seed 0: BT_true 41.7% > BT_max 33.3%" in text
     assert "mmlu_y, seed" not in text.split("### Rows above F_max / BT_max")[1]
     assert "sampling noise" in text and "worse than chance" in text and "not a bound" in text
+    write_outputs(result, tmp_path / "out", plot=False)
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert '<section id="above-max">' in html and "<li>mmlu_x, seed 0: F_true 41.7% &gt; F_max 33.3%</li>" in html
 
 
 def test_no_k_flags_nothing(tmp_path: Path) -> None:
