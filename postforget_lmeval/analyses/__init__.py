@@ -4,7 +4,8 @@ Three questions a reader asks of a forgetting figure, each answered by its own m
 
 * why was it forgotten: the failure mode of the wrong side, the share of forgetting that is format
   rather than knowledge, answer-format adherence and reply length (``_failure_modes``);
-* is it more than noise: exact McNemar tests with Benjamini-Hochberg q-values (``_significance``) and
+* is it more than noise: exact McNemar tests (their cluster sign-flip form where items share a text) with
+  Benjamini-Hochberg q-values (``_significance``) and
   percentile bootstrap intervals of F_true / BT_true (``_bootstrap``);
 * was it coming: the drift of the gold option's probability in log-likelihood multiple-choice runs
   (``_drift``);
@@ -15,9 +16,21 @@ Three questions a reader asks of a forgetting figure, each answered by its own m
 table shows of them.
 """
 
-from postforget_lmeval.analyses._annotate import TERMINAL_COLUMNS, annotate, terminal_columns
+from postforget_lmeval.analyses._annotate import ABOVE_MAX, ABOVE_MAX_NOTE, TERMINAL_COLUMNS, annotate, terminal_columns
 from postforget_lmeval.analyses._compare import compare as compare_pairs
 from postforget_lmeval.analyses._plan import SEEDS as PLAN_SEEDS
 from postforget_lmeval.analyses._plan import plan as plan_study
+from postforget_lmeval.analyses._significance import CLUSTER, MCNEMAR
 
-__all__ = ["PLAN_SEEDS", "TERMINAL_COLUMNS", "annotate", "compare_pairs", "plan_study", "terminal_columns"]
+__all__ = [
+    "ABOVE_MAX",
+    "ABOVE_MAX_NOTE",
+    "CLUSTER",
+    "MCNEMAR",
+    "PLAN_SEEDS",
+    "TERMINAL_COLUMNS",
+    "annotate",
+    "compare_pairs",
+    "plan_study",
+    "terminal_columns",
+]

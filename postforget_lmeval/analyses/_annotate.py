@@ -31,6 +31,17 @@ SUBTASK_DRIFT_COLUMNS = ("dp_gold_median_11", "at_risk_share", "drift_share")
 DRIFT_COLUMNS = ("at_risk_share", "drift_share")
 KEYS = ["subtask", "seed"]
 """The key of a row of ``subtasks`` and of the analyses' per-row tables, compared as text."""
+ABOVE_MAX = {"F_true_above_max": ("F_true", "F_max"), "BT_true_above_max": ("BT_true", "BT_max")}
+"""Flags of subtasks.csv: the chance-adjusted figure exceeds the share of items known before (after) under the
+guessing model, which it can (docs/method.md §1): not an error, a sign of sampling noise or of worse-than-chance
+answers."""
+ABOVE_MAX_NOTE = (
+    "F_max / BT_max are the shares of items known before / after under the paper's guessing model (its 'max "
+    "possible forgetting / improvement', the chance-adjusted accuracy), not a bound: F_true exceeds F_max when "
+    "sampling noise flips items the model knew or guessed right, or when answers worse than chance (accuracy "
+    "below 1/k, so F_max = 0) still flip 1->0; likewise BT_true and BT_max"
+)
+"""Why a row is flagged, for the reports."""
 TERMINAL_COLUMNS = ("format", "significant", "noise_floor", "F_beyond_noise", "BT_beyond_noise")
 """Columns of :func:`terminal_columns`, for the category table on the terminal."""
 
@@ -80,7 +91,10 @@ def annotate(
     keys = subtasks[KEYS].astype(str).reset_index(drop=True)
     category_keys = categories[["category"]].astype(str).reset_index(drop=True)
 
-    sig = significance.significance_table(subtasks)
+    for flag, (rate, known) in ABOVE_MAX.items():
+        subtasks[flag] = (subtasks[rate] - subtasks[known] > 1e-12).to_numpy()  # NaN (no k) compares False
+
+    sig = significance.significance_table(subtasks, samples)
     _set_columns(subtasks, sig[list(significance.COLUMNS)])
     result.tables["significance"] = sig
 
@@ -125,6 +139,8 @@ def annotate(
             "significance": {
                 "test": "exact McNemar (two-sided binomial on n_10, n_01)",
                 "family": "all sub-benchmark x seed rows of this pair",
+                "clustered": f"{significance.CLUSTER} test on the clusters (exact randomization over each cluster's "
+                "net flip n_10 - n_01) for the sub-benchmarks whose items share a text; their q uses it",
                 "fdr": significance.ALPHA,
             },
             "bootstrap": {

@@ -6,6 +6,7 @@ import math
 
 import pandas as pd
 
+from postforget_lmeval.analyses import ABOVE_MAX, ABOVE_MAX_NOTE, CLUSTER, MCNEMAR
 from postforget_lmeval.pairing.results import PairResult
 from postforget_lmeval.report.markdown import markdown_table
 
@@ -34,32 +35,52 @@ def _macro(result: PairResult) -> pd.DataFrame:
     return cats[cats["average"] == "macro"] if "average" in cats else cats
 
 
+def _listed(names: list[str], most: int = 6) -> str:
+    """``a, b, c`` (and how many more)."""
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
+
+
 def _significance(result: PairResult) -> list[str]:
     sig = result.tables.get("significance")
     if sig is None or sig.empty:
         return []
     hits = sig[sig["significant"]].sort_values("q_bh")
+    clustered = sorted(map(str, sig.loc[sig["test"] == CLUSTER, "subtask"].unique())) if "test" in sig else []
     lines = [
         "### Is it more than noise?",
         "",
-        f"Exact McNemar test per sub-benchmark and seed on the discordant items (n_10 vs n_01), Benjamini–Hochberg "
-        f"over all {len(sig)} rows of this pair: **{len(hits)} significant at q < 0.05** "
+        f"Exact McNemar test per sub-benchmark and seed on the discordant items (n_10 vs n_01); where items share a "
+        f"text ({_listed(clustered) or 'none here'}), the cluster sign-flip test, which keeps each text's flips "
+        f"together; Benjamini–Hochberg over all {len(sig)} rows of this pair: **{len(hits)} significant at q < 0.05** "
         f"({(hits['direction'] == 'forgetting').sum()} net forgetting, "
         f"{(hits['direction'] == 'backward_transfer').sum()} net backward transfer).",
         "",
     ]
     if len(hits):
         rows = [
-            [r.subtask, str(r.seed), str(r.n_10), str(r.n_01), f"{r.p_mcnemar:.2g}", f"{r.q_bh:.2g}", r.direction]
+            [
+                r.subtask,
+                str(r.seed),
+                str(r.n_10),
+                str(r.n_01),
+                f"{r.p_cluster if getattr(r, 'test', MCNEMAR) == CLUSTER else r.p_mcnemar:.2g}",
+                getattr(r, "test", MCNEMAR),
+                f"{r.q_bh:.2g}",
+                r.direction,
+            ]
             for r in hits.head(_TOP).itertuples()
         ]
-        lines += _table(["sub-benchmark", "seed", "n_10", "n_01", "p", "q", "direction"], rows)
+        lines += _table(["sub-benchmark", "seed", "n_10", "n_01", "p", "test", "q", "direction"], rows)
         if len(hits) > _TOP:
             lines.append(f"\n({len(hits) - _TOP} more in significance.csv)")
         lines.append("")
     macro = _macro(result)
     if "F_true_lo" in macro:
-        lines += ["95% bootstrap intervals (items resampled within sub-benchmarks; macro average as above):", ""]
+        unit = "items resampled within sub-benchmarks" + (
+            f"; whole texts (clusters) resampled in {_listed(clustered)}" if clustered else ""
+        )
+        lines += [f"95% bootstrap intervals ({unit}; macro average as above):", ""]
         rows = [
             [
                 r["category"],
@@ -70,6 +91,29 @@ def _significance(result: PairResult) -> list[str]:
         ]
         lines += _table(["category", "F_true [95% CI]", "BT_true [95% CI]"], rows) + [""]
     return lines
+
+
+def above_max_rows(result: PairResult) -> list[str]:
+    """One line per (sub-benchmark, seed) row whose F_true exceeds F_max or BT_true BT_max (the first of each kind,
+    then how many more); empty when none does or the analyses did not run."""
+    rows = result.subtasks
+    if not set(ABOVE_MAX) <= set(rows.columns):
+        return []
+    lines = []
+    for flag, (rate, known) in ABOVE_MAX.items():
+        hits = rows[rows[flag].astype(bool)]
+        lines += [
+            f"{r.subtask}, seed {r.seed}: {rate} {_pct(getattr(r, rate))} > {known} {_pct(getattr(r, known))}"
+            for r in hits.head(_TOP).itertuples()
+        ] + ([f"({len(hits) - _TOP} more rows with {flag} in subtasks.csv)"] if len(hits) > _TOP else [])
+    return lines
+
+
+def _above_max(result: PairResult) -> list[str]:
+    lines = above_max_rows(result)
+    if not lines:
+        return []
+    return ["### Rows above F_max / BT_max", "", f"{ABOVE_MAX_NOTE}.", "", *(f"- {line}" for line in lines), ""]
 
 
 def _beyond(row: pd.Series, metric: str) -> str:
@@ -192,6 +236,13 @@ def analyses_markdown(result: PairResult) -> str:
     """The "Analyses beyond the paper" section of report.md; empty when ``annotate`` has not run."""
     if "significance" not in result.tables:
         return ""
-    lines = ["## Analyses beyond the paper", "", *_failure_modes(result), *_significance(result), *_noise(result)]
+    lines = [
+        "## Analyses beyond the paper",
+        "",
+        *_failure_modes(result),
+        *_significance(result),
+        *_noise(result),
+        *_above_max(result),
+    ]
     lines += _drift(result)
     return "\n".join(lines).rstrip() + "\n"

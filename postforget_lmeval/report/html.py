@@ -18,11 +18,12 @@ import numpy as np
 import pandas as pd
 
 from postforget_lmeval import sources
+from postforget_lmeval.analyses import ABOVE_MAX_NOTE
 from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.pairing.results import PairResult
 from postforget_lmeval.report import paper
 from postforget_lmeval.report import paper_table as report
-from postforget_lmeval.report.analyses_md import NOISE_LEGEND, noise_frame
+from postforget_lmeval.report.analyses_md import NOISE_LEGEND, above_max_rows, noise_frame
 from postforget_lmeval.report.csv_safe import write_csv
 from postforget_lmeval.scoring import option_letter
 
@@ -200,7 +201,8 @@ def _comparison(result: PairResult, label: str) -> str:
     diffs = "".join(f"<li>{_e(d)}</li>" for d in paper.differences(result, label))
     return (
         f"<p>The paper's row for <b>{_e(label)}</b> ({named}), Appendix E, beside this run; difference = this run "
-        f"minus the paper (its table cell, else its full-precision value), in percentage points.</p>"
+        f"minus the paper (its table cell, else its full-precision value), in percentage points, printed only on equal "
+        "footing (the list below says which categories were compared and why not the others).</p>"
         f"{table_html(frame, text_columns=('metric', 'category'))}"
         f"<h3>Protocol differences that apply</h3><ul>{diffs}</ul>"
     )
@@ -245,7 +247,7 @@ def render(result: PairResult, png: bytes | None, tables: report.ReportTables | 
         ),
         (
             "plots",
-            "Per category: F_true and BT_true against their ceilings",
+            "Per category: F_true and BT_true, F_max / BT_max marked",
             _image(png, "F_true and BT_true per category"),
         ),
         (
@@ -272,6 +274,11 @@ def render(result: PairResult, png: bytes | None, tables: report.ReportTables | 
                 + table_html(noise, total_last=True, text_columns=noise.columns),
             )
         )
+    above = above_max_rows(result)
+    if above:
+        items = "".join(f"<li>{_e(line)}</li>" for line in above)
+        body = f'<p class="muted">{_e(ABOVE_MAX_NOTE)}.</p><ul>{items}</ul>'
+        sections.append(("above-max", "Rows above F_max / BT_max", body))
     extra = report.extra_tables(result)
     if extra:
         body = "".join(

@@ -19,8 +19,10 @@ from typing import Any
 
 import pandas as pd
 
+from postforget_lmeval import metrics
 from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.pairing.results import PairingError, PairResult
+from postforget_lmeval.tasks.catalog import suite
 
 DIFFERENCES_DOC = "docs/paper-differences.md"
 
@@ -110,37 +112,157 @@ def _num(x: Any) -> float:
     return float("nan") if x is None or pd.isna(x) else float(x)
 
 
+HIDDEN = "ARC (in the paper's Total only)"
+"""The paper's tenth category: its code filed both ARC tasks under no category of its own ("Missing"), which its
+tables hide and its Total averages (docs/paper-differences.md)."""
+_FIGURES = ("F_true", "BT_true", "F_max", "BT_max")
+
+
+def _base_pair(label: str) -> bool:
+    """A pair with a base model: its tables leave Safety/Truthfulness out (only the website has a value)."""
+    safety = figures()[(figures()["pair"] == label) & (figures()["category"] == "Safety/Truthfulness")]
+    return not safety.empty and safety["mean_pct"].isna().all()
+
+
+def paper_categories(label: str) -> dict[str, frozenset[str]]:
+    """The sub-benchmarks each category of the paper's Total averaged for pair ``label``: the catalog's categories
+    with ARC as its own hidden category, and for a pair with a base model Safety/Truthfulness as the 4 MMLU
+    subjects its few-shot runs had (no TruthfulQA, no SaladBench)."""
+    members: dict[str, set[str]] = {}
+    for task in suite():
+        category = HIDDEN if task.benchmark == "arc" else task.category
+        if category == "Safety/Truthfulness" and _base_pair(label) and task.benchmark != "mmlu":
+            continue
+        members.setdefault(category, set()).add(task.subtask)
+    return {c: frozenset(m) for c, m in members.items()}
+
+
+def _per_seed(subtasks: pd.DataFrame, members: dict[str, frozenset[str]]) -> pd.DataFrame:
+    """Our figures per (paper category, seed), macro-averaged over the paper's sub-benchmarks of each category that
+    this run has all of (recomputed where our category holds others too, as ARC in Logic)."""
+    names = set(subtasks["subtask"].astype(str))
+    complete = {c: m for c, m in members.items() if m <= names}
+    of = {subtask: c for c, m in complete.items() for subtask in m}
+    rows = subtasks[subtasks["subtask"].astype(str).isin(of)]
+    rows = rows.assign(category=rows["subtask"].astype(str).map(of))
+    if rows.empty:
+        return pd.DataFrame(columns=["category", "seed", *_FIGURES])
+    return metrics.macro_per_seed(rows, _FIGURES)[0].reset_index()
+
+
+def _footing(category: str, ours: set[str], names: set[str], members: dict[str, frozenset[str]]) -> str:
+    """Why a category is or is not compared: its sub-benchmarks here against the paper's."""
+    paper_set = members.get(category)
+    if paper_set is None:
+        return f"{category}: not a category of the paper"
+    have, extra = paper_set & names, sorted(ours - paper_set)
+    if have != paper_set:
+        outside = f" (its {', '.join(extra)} not among them)" if extra else ""
+        return f"{category}: this run has {len(have)} of the paper's {len(paper_set)} sub-benchmarks{outside}"
+    if extra:
+        return f"{category}: recomputed on the paper's {len(paper_set)} sub-benchmarks, without {', '.join(extra)}"
+    return f"{category}: the paper's {len(paper_set)} sub-benchmarks"
+
+
+def footing(result: PairResult, label: str) -> tuple[list[str], list[str]]:
+    """(compared, not compared): one line per category of this run or of the paper, saying how it was built; the
+    paper's categories of which this run has nothing, in one line."""
+    members = paper_categories(label)
+    names = set(result.subtasks["subtask"].astype(str))
+    ours = result.subtasks.groupby("category", observed=True)["subtask"].agg(lambda s: set(map(str, s)))
+    visible = set(figures().loc[figures()["pair"] == label, "category"]) - {OVERALL}
+    compared, not_compared, absent = [], [], []
+    for category in sorted({*map(str, ours.index), *visible}):
+        if category not in ours.index and not members.get(category, frozenset()) & names:
+            absent.append(category)
+            continue
+        line = _footing(category, ours.get(category, set()), names, members)
+        (compared if members.get(category, {None}) <= names else not_compared).append(line)
+    if absent:
+        not_compared.append(f"this run has none of the sub-benchmarks of {', '.join(absent)}")
+    return compared, not_compared
+
+
+def _ours(per_seed: pd.DataFrame, metric: str, ceiling: str) -> tuple[float, float, float]:
+    """Mean and sample std over seeds of per-seed figures, and the ceiling's mean, in %."""
+    by_seed = per_seed.groupby("seed")[[metric, ceiling]].mean()
+    return 100 * by_seed[metric].mean(), 100 * by_seed[metric].std(), 100 * by_seed[ceiling].mean()
+
+
 def comparison(result: PairResult, label: str) -> pd.DataFrame:
-    """Ours beside the paper's, per category and metric, in %: our mean, std and ceiling, the paper's
-    table cell (mean, std, ceiling), its full-precision value, and ours minus the paper's."""
+    """Ours beside the paper's, per category and metric, in %: our mean, std and ceiling, the paper's table cell
+    (mean, std, ceiling), its full-precision value, and ``difference``, ours minus the paper's (its cell, else its
+    full value), only on equal footing:
+
+    * a category, where this run has every sub-benchmark the paper averaged in it; ours is then recomputed on
+      exactly those (:func:`footing` says how each category was built);
+    * ``over N shared categories``: ours and the paper's averaged over those N categories, both ways alike;
+    * OVERALL, only where this run has all the paper's Total averaged (its 10 categories, ARC its own); ours is
+      then recomputed the paper's way. Elsewhere the paper's Total is shown without a difference.
+    """
     ours = result.categories[result.categories["average"] == "macro"].set_index("category")
     paper = figures()[figures()["pair"] == label]
+    members = paper_categories(label)
+    per_seed = _per_seed(result.subtasks, members)
+    matched = set(per_seed["category"])
+    all_matched = matched == set(members)
     rows = []
     for metric, ceiling in (("F_true", "F_max"), ("BT_true", "BT_max")):
         theirs = paper[paper["metric"] == metric].set_index("category")
         names = {*map(str, ours.index), *map(str, theirs.index)} - {OVERALL}
+        shared = sorted(matched & set(theirs.index))
+        references = []
         for category in [*sorted(names), OVERALL]:
             o = ours.loc[category] if category in ours.index else None
             t = theirs.loc[category] if category in theirs.index else None
-            mean = 100 * _num(o[f"{metric}_mean"]) if o is not None else math.nan
+            mine = (
+                100 * _num(o[f"{metric}_mean"]) if o is not None else math.nan,
+                100 * _num(o[f"{metric}_std"]) if o is not None else math.nan,
+                100 * _num(o[f"{ceiling}_mean"]) if o is not None else math.nan,
+            )
+            equal = category in shared or (category == OVERALL and all_matched)
+            if equal:
+                mine = _ours(
+                    per_seed if category == OVERALL else per_seed[per_seed["category"] == category], metric, ceiling
+                )
             p_mean = _num(t["mean_pct"]) if t is not None else math.nan
             full = 100 * _num(t["value_full"]) if t is not None else math.nan
             reference = p_mean if not math.isnan(p_mean) else full
-            rows.append(
+            if category in shared:
+                references.append((reference, _num(t["ceiling_pct"])))
+            rows.append(_row(metric, category, mine, t, full, mine[0] - reference if equal else math.nan))
+        if shared:
+            n = len(shared)
+            mine = _ours(per_seed[per_seed["category"].isin(shared)], metric, ceiling)
+            reference = sum(r for r, _ in references) / n
+            rows.insert(
+                len(rows) - 1,
                 {
-                    "metric": metric,
-                    "category": category,
-                    "ours": mean,
-                    "ours_std": 100 * _num(o[f"{metric}_std"]) if o is not None else math.nan,
-                    "ours_ceiling": 100 * _num(o[f"{ceiling}_mean"]) if o is not None else math.nan,
-                    "paper": p_mean,
-                    "paper_std": _num(t["std_pct"]) if t is not None else math.nan,
-                    "paper_ceiling": _num(t["ceiling_pct"]) if t is not None else math.nan,
-                    "paper_full": full,
-                    "difference": mean - reference,
-                }
-            )
+                    **_row(metric, f"over {n} shared {'category' if n == 1 else 'categories'}", mine, None, math.nan,
+                           mine[0] - reference),
+                    "paper": reference,
+                    "paper_ceiling": sum(c for _, c in references) / n,
+                },
+            )  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def _row(
+    metric: str, category: str, ours: tuple[float, float, float], theirs: Any, full: float, difference: float
+) -> dict[str, Any]:
+    """One row of :func:`comparison`."""
+    return {
+        "metric": metric,
+        "category": category,
+        "ours": ours[0],
+        "ours_std": ours[1],
+        "ours_ceiling": ours[2],
+        "paper": _num(theirs["mean_pct"]) if theirs is not None else math.nan,
+        "paper_std": _num(theirs["std_pct"]) if theirs is not None else math.nan,
+        "paper_ceiling": _num(theirs["ceiling_pct"]) if theirs is not None else math.nan,
+        "paper_full": full,
+        "difference": difference,
+    }
 
 
 def differences(result: PairResult, label: str) -> list[str]:
@@ -161,12 +283,23 @@ def differences(result: PairResult, label: str) -> list[str]:
             "Chance k: counted per item here; the paper's code used its BBH table and k = 4 for every other "
             "benchmark (re-pair with --chance-k paper to compare like for like)."
         )
-    ours = set(result.categories["category"].astype(str)) - {OVERALL}
-    missing = sorted(set(figures().loc[figures()["pair"] == label, "category"]) - ours - {OVERALL})
+    compared, not_compared = footing(result, label)
+    if compared:
+        out.append("Compared on equal footing (a difference is printed): " + "; ".join(compared) + ".")
+    if not_compared:
+        out.append("Not compared (no difference printed): " + "; ".join(not_compared) + ".")
+    members = paper_categories(label)
+    have = len(set(_per_seed(result.subtasks, members)["category"]))
     out.append(
-        "Overall: the paper's Total averages 10 categories (ARC fell into a hidden extra category, so its Logic "
-        "row has no ARC); ours averages the categories present, ARC inside Logic"
-        + (f", and this run has no {', '.join(missing)}." if missing else ".")
+        f"Overall: the paper's Total averages {len(members)} categories (ARC fell into a hidden extra category, so its "
+        "Logic row has no ARC); ours averages the categories this run has, ARC inside Logic. "
+        + (
+            "This run has every sub-benchmark of all of them, so the difference is taken from ours recomputed the "
+            "paper's way."
+            if have == len(members)
+            else f"This run has all the sub-benchmarks of {have} of them, so the paper's Total is shown without a "
+            "difference."
+        )
     )
     paper = figures()[(figures()["pair"] == label) & (figures()["category"] == "Safety/Truthfulness")]
     if not paper.empty and paper["mean_pct"].isna().all():

@@ -2,7 +2,8 @@
 
 The paper's tables (Appendix E) print ``F_true ± std (F_max)`` for forgetting and
 ``BT_true ± std (BT_max)`` for backward transfer, macro-averaged: the number in parentheses is the
-ceiling, not accuracy. Accuracy before and after get their own columns here. Writing the files is
+share of items known before (after) under the guessing model, the paper's "max possible forgetting", not
+accuracy. Accuracy before and after get their own columns here. Writing the files is
 :mod:`postforget_lmeval.report.files`, which takes every report file from
 :func:`postforget_lmeval.report.html.renderers`; the figures are :mod:`postforget_lmeval.report.plots`.
 """
@@ -30,7 +31,9 @@ if TYPE_CHECKING:  # rich.table is imported where a terminal table is drawn, not
 LEGEND = (
     "Figures in %. F_true / BT_true: chance-adjusted forgetting / backward transfer (Harmon et al., ICLR 2026, §2), "
     "macro-averaged as in the paper's tables; ± sample standard deviation across seeds (left out for one seed); "
-    "in parentheses the ceiling F_max / BT_max (the most that could be forgotten / gained), as the paper prints it."
+    "in parentheses F_max / BT_max, the share of items known before / after under the paper's guessing model (the "
+    "chance-adjusted accuracy; the paper's 'max possible forgetting / improvement'), as the paper prints it: a "
+    "reference, not a bound (sampling noise or worse-than-chance answers can put F_true above it)."
 )
 METRIC_TITLES = {"F_true": "Forgetting F_true ± std (F_max)", "BT_true": "Backward transfer BT_true ± std (BT_max)"}
 PAPER_COLUMNS = (
@@ -139,7 +142,7 @@ def rich_table(result: PairResult, average: str = "macro") -> Table:
             frame["noise floor"] = extra["noise_floor"].fillna("–").to_numpy()
             frame["F_true − floor [CI]"] = extra["F_beyond_noise"].fillna("–").to_numpy()
             frame["BT_true − floor [CI]"] = extra["BT_beyond_noise"].fillna("–").to_numpy()
-    return frame_rich(frame, f"Chance-adjusted forgetting and backward transfer, % ({label}); (…) = ceiling")
+    return frame_rich(frame, f"Chance-adjusted forgetting and backward transfer, % ({label}); (…) = F_max / BT_max")
 
 
 def frame_markdown(frame: pd.DataFrame) -> str:

@@ -76,3 +76,49 @@ def test_pairing_carries_the_cluster_to_the_bootstrap(tmp_path) -> None:
     # draws two whole stories, so F_true is 0.5 in each; drawing items would spread it
     row = result.subtasks.iloc[0]
     assert row["F_true"] == row["F_true_lo"] == row["F_true_hi"] == 0.5
+
+
+def _none_lost(stories: dict[str, list[tuple[str | None, int]]], n_boot: int = 2000) -> dict[str, float]:
+    """Per sub-benchmark: the share of bootstrap replicates that drew none of its lost items. ``stories``: per
+    sub-benchmark its items (doc_id = position) as (cluster key or None, 1 if lost 1->0 else 0 for 1->1). Every
+    item is right before, so the chance baseline is 0 and F_true is 0 exactly when no lost item was drawn."""
+    samples = pd.DataFrame(
+        [
+            {"category": "Reading", "subtask": name, "seed": "0", "doc_id": doc, "k": K, "before": 1,
+             "after": 1 - lost, "cluster": key}
+            for name, items in stories.items()
+            for doc, (key, lost) in enumerate(items)
+        ]
+    )  # fmt: skip
+    reps = bootstrap.replicates(samples, n_boot=n_boot, seed=1)
+    reps = reps[reps["replicate"] >= 0]
+    return (reps["F_true"] == 0).groupby(reps["subtask"]).mean().to_dict()
+
+
+def test_cluster_keys_belong_to_their_own_sub_benchmark() -> None:
+    """Two sub-benchmarks reuse doc_ids 0-5 and the key names: ``stories`` pairs items 0-1, 2-3, 4-5, ``single``
+    gives each item its own story. A replicate draws no lost item with probability (2/3)^3 = 0.30 when the two
+    lost items are one story of three, (4/6)^6 = 0.088 when they are 2 of 6 single items."""
+    none = _none_lost(
+        {
+            "stories": [("s0", 1), ("s0", 1), ("s1", 0), ("s1", 0), ("s2", 0), ("s2", 0)],
+            "single": [("s0", 1), ("s1", 1), ("s2", 0), ("s3", 0), ("s4", 0), ("s5", 0)],
+        }
+    )
+    assert none["stories"] == pytest.approx((2 / 3) ** 3, abs=0.035)
+    assert none["single"] == pytest.approx((4 / 6) ** 6, abs=0.035)
+
+
+def test_items_without_a_key_are_each_drawn_alone() -> None:
+    """In a clustered sub-benchmark, items without a key are clusters of one, not one cluster of all the keyless
+    items: two lost keyless items among stories s0, s1 are missed with probability (2/4)^4 = 0.0625 (one shared
+    cluster: (2/3)^3 = 0.30). The keyed items stay with their story (the sub-benchmark is not drawn item by item):
+    a lost story of two among 4 clusters is missed with probability (3/4)^4 = 0.32 (items: (4/6)^6 = 0.088)."""
+    none = _none_lost(
+        {
+            "keyless_lost": [("s0", 0), ("s0", 0), ("s1", 0), ("s1", 0), (None, 1), (None, 1)],
+            "story_lost": [("s0", 1), ("s0", 1), ("s1", 0), ("s1", 0), (None, 0), (None, 0)],
+        }
+    )
+    assert none["keyless_lost"] == pytest.approx((2 / 4) ** 4, abs=0.035)
+    assert none["story_lost"] == pytest.approx((3 / 4) ** 4, abs=0.035)

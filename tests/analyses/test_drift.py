@@ -98,3 +98,19 @@ def test_numpy_arrays_from_parquet_are_read(tmp_path) -> None:
     back = pd.read_parquet(path)
     assert isinstance(back["option_ll_before"].iloc[0], np.ndarray)
     pd.testing.assert_frame_equal(item_drift(back), item_drift(_samples()))
+
+
+def test_a_top_gain_share_of_exactly_one_half_is_drift() -> None:
+    """Gold A falls from 1 to 0 and B and C gain 0.5 each: the top gain is exactly half the lost mass, which is
+    ``DRIFT_SHARE``: drift (the bound is reached, ``>=``). Log-likelihoods of -1000 give a probability of exactly 0."""
+    far = -1000.0
+    samples = pd.DataFrame(
+        {
+            "subtask": "s", "category": "C", "seed": "0", "doc_id": [0], "transition": ["1->0"], "gold": ["A"],
+            "option_ll_before": [[0.0, far, far, far]], "option_ll_after": [[far, 0.0, 0.0, far]],
+        }
+    )  # fmt: skip
+    items = item_drift(samples)
+    assert items["lost_mass"].tolist() == [1.0] and items["top_gain_share"].tolist() == [0.5]
+    assert items["label"].tolist() == ["drift"]
+    assert drift_summary(items)["drift_share"].tolist() == [1.0]

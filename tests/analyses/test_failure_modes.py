@@ -263,3 +263,33 @@ def test_every_phrase_holds_a_cue() -> None:
     assert len(strings) > 100
     assert [s for s in strings if not any(cue in s for cue in CUES)] == []
     assert all(is_refusal(f"Well. Honestly {s} do this for you") for s in strings)
+
+
+@pytest.mark.parametrize(("chars", "mode"), [(2000.0, "cut"), (1999.0, "no_answer"), (2001.0, "cut")])
+def test_a_reply_of_exactly_twice_max_gen_toks_characters_is_cut(chars: float, mode: str) -> None:
+    """The bound is CUT_CHARS_PER_TOKEN (2) x max_gen_toks (1000) = 2000 characters, reached at 2000 exactly."""
+    samples = _samples()
+    samples = samples[samples["doc_id"] == 11].assign(response_chars_after=chars)
+    modes = item_modes(samples, {"a.jsonl": 1000}, lambda file, locator: _Item(["no idea"]))
+    assert modes["mode"].tolist() == [mode]
+
+
+def test_the_answered_share_of_ordinary_generative_tasks_is_judged_per_seed() -> None:
+    """lm-eval's '[invalid]' fallback shows that a seed's run used a regex filter: its other answers were extracted
+    (answered). A seed whose run never logs the fallback may have logged raw replies: its share stays unknown."""
+    samples = pd.DataFrame(
+        {
+            "subtask": "gsm8k",
+            "category": "Math",
+            "seed": ["0", "0", "0", "0", "1", "1", "1", "1"],
+            "doc_id": [0, 1, 2, 3, 0, 1, 2, 3],
+            "status_after": None,
+            "answer_after": ["12", "[invalid]", "7", "[invalid]", "12", "7", "3", "The answer is 4"],
+            "response_chars_after": 100.0,
+        }
+    )
+    keys = pd.DataFrame({"subtask": ["gsm8k", "gsm8k"], "seed": ["0", "1"]})
+    out = behaviour(samples, keys)
+    assert out.loc[0, "answered_after"] == 0.5
+    assert math.isnan(out.loc[1, "answered_after"])
+    assert answered(samples, "after")[:4].tolist() == [1.0, 0.0, 1.0, 0.0]

@@ -33,7 +33,8 @@ def test_a_q_value_equal_to_alpha_is_not_significant() -> None:
 def test_equal_counts_move_nowhere_and_the_callers_index_is_not_a_column() -> None:
     table = significance_table(_rows([2, 6, 0], [2, 0, 6], [7, 3, 9]))
     assert list(table.columns) == [
-        "subtask", "category", "seed", "n", "n_10", "n_01", "p_mcnemar", "q_bh", "significant", "direction",
+        "subtask", "category", "seed", "n", "n_10", "n_01", "p_mcnemar", "clusters", "p_cluster", "test", "q_bh",
+        "significant", "direction",
     ]  # fmt: skip
     assert list(table.index) == [0, 1, 2]
     assert table["direction"].tolist() == ["none", "forgetting", "backward_transfer"]

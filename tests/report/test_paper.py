@@ -118,7 +118,8 @@ def test_synthetic_pair_named_like_the_papers_is_compared(tmp_path: Path) -> Non
     ours_f = 100 * macro.loc["Commonsense", "F_true_mean"]
     assert table.loc[("F_true", "Commonsense"), "ours"] == pytest.approx(ours_f)
     assert table.loc[("F_true", "Commonsense"), "paper"] == 5.4
-    assert table.loc[("F_true", "Commonsense"), "difference"] == pytest.approx(ours_f - 5.4)
+    # PIQA alone is 1 of the paper's 2 Commonsense sub-benchmarks: shown beside it, no difference
+    assert math.isnan(table.loc[("F_true", "Commonsense"), "difference"])
     assert table.loc[("BT_true", "OVERALL"), "paper"] == 11.0
     # Safety: no table cell for this base pair, so the difference is taken from the full value
     assert math.isnan(table.loc[("F_true", "Safety/Truthfulness"), "ours"])

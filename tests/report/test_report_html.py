@@ -25,6 +25,7 @@ SECTIONS = (
     "items",
     "paper-comparison",
     "noise-floor",
+    "above-max",  # its pair has rows whose F_true exceeds F_max
     "analyses",
     "problems",
 )
