@@ -75,8 +75,8 @@ class SteadyLosses:
             f"with no change at all {self.expected:.1f} would be expected by chance (a beta-binomial fit to the "
             f"first step's seeds, over {self.floor_items} of {self.items} items)"
             if self.expected is not None
-            else "each probe is one seed, so there is no noise floor to compare with (log a second seed at the "
-            "first step to get one)"
+            else "each probe is one seed, so there is no noise floor to compare with (evaluate every step under "
+            "the same two seeds to get one)"
         )
         return (
             f"{self.forgotten} of {self.items} items forgotten at some step, {self.came_back} came back later; "

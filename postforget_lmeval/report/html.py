@@ -341,8 +341,8 @@ def curve_html(
     summary = (
         f"{int((lost['flips'] > 1).sum())} of the {len(lost)} items forgotten at some step flipped more than once "
         "(noise or a boundary case rather than steady forgetting). "
-        + (f"The first {MAX_CURVE_ITEMS} are shown; " if len(lost) > MAX_CURVE_ITEMS else "")
-        + "every item is in items.csv."
+        + (f"The first {MAX_CURVE_ITEMS} are shown; every" if len(lost) > MAX_CURVE_ITEMS else "Every")
+        + " item is in items.csv."
     )
     paragraphs = "".join(f"<p>{_e(n)}</p>" for n in [*notes, summary])
     sections = [
