@@ -27,16 +27,30 @@ def command(argv: Sequence[str]) -> int:
     """Pair every run with the first and the one before it; write curve.csv/png/html, items.csv and chain/."""
     own = argparse.ArgumentParser(prog="postforget-pair curve", usage=pair_command.USAGE, add_help=False)
     own.add_argument("dirs", nargs="+", metavar="DIR")
-    own.add_argument("-o", "--output", required=True, metavar="OUT_DIR")
-    own.add_argument("--steps", type=_steps, help="the step of each run (default: the number each name ends with)")
+    own.add_argument("-o", "--output", required=True, type=pair_command.output_dir, metavar="OUT_DIR")
+    own.add_argument(
+        "--steps", type=_steps, help="the step of each run (default: from each name, step_<N> or checkpoint-<N>)"
+    )
+    own.add_argument(
+        "--steady-after",
+        type=int,
+        default=curve_report.STEADY_AFTER,
+        metavar="N",
+        help="a steady loss stays wrong over N probes after its last loss (default %(default)s)",
+    )
     known, rest = own.parse_known_args(argv)
     args = pair_command.parser().parse_args(["BEFORE_DIR", "AFTER_DIR", "-o", known.output, *rest])
     out, err = consoles()
     try:
         if args.paper_pair:
             raise PairingError("--paper-pair names one pair; a curve pairs every run with the first")
-        curve, written = curve_report.write_curve(
-            known.dirs, known.output, known.steps, pair_command.options(args), plot=not args.no_plot
+        curve, written = curve_report.write_curve_folder(
+            known.dirs,
+            known.output,
+            known.steps,
+            pair_command.options(args),
+            plot=not args.no_plot,
+            hold=known.steady_after,
         )
     except (PairingError, OSError) as e:
         return failed(err, e, known.output)
@@ -53,10 +67,15 @@ def command(argv: Sequence[str]) -> int:
                 cell(r.BT_true, r.BT_true_std, r.BT_max),
             )
         out.print(table)
-        lost = curve.items["first_forgotten"].notna()
-        out.print(
-            f"{int(lost.sum())} of {len(curve.items)} items forgotten at some step, "
-            f"{int(curve.items.loc[lost, 'came_back'].sum())} came back later"
-        )
+        out.print(escape(curve.steady.sentence()))
+    for w in curve.warnings:
+        err.print(f"[yellow]warning:[/] {escape(w)}")
+    for spec in curve.chain:  # as `chain` says them
+        r = curve.results[spec.label]
+        if r.warnings or r.notes:
+            err.print(
+                f"{escape(spec.label)}: {len(r.warnings)} warning(s), {len(r.notes)} note(s), "
+                f"in {escape(str(known.output))}/chain/{spec.directory}/report.md"
+            )
     err.print(f"wrote {len(written)} files to {escape(str(known.output))} (curve.html, items.csv, chain/)")
     return 0

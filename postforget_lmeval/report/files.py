@@ -29,7 +29,7 @@ from postforget_lmeval.report.csv_safe import write_csv
 
 MARKER = ".postforget-output"
 """Written into every output folder: a folder holding it may be replaced whole by the next run."""
-OWN_FILES = (MARKER, "summary.json", "subtasks.csv", "samples.parquet", "pairs.csv", "sensitivity.csv")
+OWN_FILES = (MARKER, "summary.json", "subtasks.csv", "samples.parquet", "pairs.csv", "sensitivity.csv", "curve.csv")
 """A folder holding one of these was written by a pairing (earlier versions wrote no marker, and an
 interrupted one may lack summary.json)."""
 _RENAME_EXCHANGE = 2  # Linux renameat2 flag: swap two paths in one step

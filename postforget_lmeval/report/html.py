@@ -323,9 +323,12 @@ MAX_CURVE_ITEMS = 200
 """Rows of the first-forgotten table shown in curve.html (items.csv has them all)."""
 
 
-def curve_html(curve: pd.DataFrame, items: pd.DataFrame, png: bytes | None, steps: Sequence[int]) -> str:
+def curve_html(
+    curve: pd.DataFrame, items: pd.DataFrame, png: bytes | None, steps: Sequence[int], notes: Sequence[str] = ()
+) -> str:
     """curve.html: forgetting over steps (figure and table against the first run), then the items ever forgotten
-    with the step each was first forgotten, whether it came back and how often it flipped."""
+    with the step each was first forgotten, whether it came back, how often it flipped and whether it is a steady
+    loss; ``notes`` (the steady-loss counts, warnings) above them."""
     first = curve[curve["against"] == "first"]
     table = pd.DataFrame(
         {
@@ -343,12 +346,12 @@ def curve_html(curve: pd.DataFrame, items: pd.DataFrame, png: bytes | None, step
     lost = items[items["first_forgotten"].notna()]
     shown = lost.drop(columns=["first_gained"]).head(MAX_CURVE_ITEMS)
     summary = (
-        f"{len(lost)} of {len(items)} items (per seed) were forgotten at some step; "
-        f"{int(lost['came_back'].sum())} of them came back later; {int((lost['flips'] > 1).sum())} flipped more than "
-        "once (unsteady items: noise or a boundary case rather than steady forgetting). "
-        + (f"The first {MAX_CURVE_ITEMS} are shown; " if len(lost) > MAX_CURVE_ITEMS else "")
-        + "every item is in items.csv."
+        f"{int((lost['flips'] > 1).sum())} of the {len(lost)} items forgotten at some step flipped more than once "
+        "(noise or a boundary case rather than steady forgetting). "
+        + (f"The first {MAX_CURVE_ITEMS} are shown; every" if len(lost) > MAX_CURVE_ITEMS else "Every")
+        + " item is in items.csv."
     )
+    paragraphs = "".join(f"<p>{_e(n)}</p>" for n in [*notes, summary])
     sections = [
         _section("curve-plot", "Forgetting over steps", _image(png, "F_true and BT_true over steps per category")),
         _section(
@@ -356,7 +359,7 @@ def curve_html(curve: pd.DataFrame, items: pd.DataFrame, png: bytes | None, step
             f"Against the first run (step {steps[0]}), macro per category",
             f'<p class="muted">{_e(report.LEGEND)}</p>' + table_html(table),
         ),
-        _section("first-forgotten", "Items forgotten at some step", f"<p>{_e(summary)}</p>" + table_html(shown)),
+        _section("first-forgotten", "Items forgotten at some step", paragraphs + table_html(shown)),
     ]
     nav = [("curve-plot", "Figure"), ("curve-table", "Table"), ("first-forgotten", "Items")]
     return _page("Forgetting over steps", sections, nav)

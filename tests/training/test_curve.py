@@ -78,7 +78,7 @@ def test_the_curve_command_writes_the_same_from_the_directory_names(runs: list[P
 
 
 def test_steps_must_be_known_and_increase(tmp_path: Path) -> None:
-    with pytest.raises(PairingError, match="no step number at the end of .*base"):
+    with pytest.raises(PairingError, match="cannot read a step from the name of .*base"):
         in_step_order([tmp_path / "base", tmp_path / "step_10"])
     with pytest.raises(PairingError, match="must increase"):
         in_step_order([tmp_path / "a", tmp_path / "b"], [10, 5])

@@ -1,0 +1,152 @@
+"""``postforget-pair curve``: steps read only from names that state them (time never runs backwards), the
+warnings ``chain`` gives, an output folder replaced whole as ``pair``'s is, and curve.png drawing curve.csv."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from postforget_lmeval.cli import main as postforget_pair
+from postforget_lmeval.errors import PairingError
+from postforget_lmeval.report import files
+from postforget_lmeval.report.curve import curve_figure, in_step_order, step_of, write_curve
+from tests.helpers.lmeval_runs import ours, write_run
+
+
+@pytest.mark.parametrize(
+    ("name", "step"),
+    [
+        ("step_0100", 100),
+        ("checkpoint-500", 500),
+        ("checkpoint_7", 7),
+        ("global_step20", 20),
+        ("STEP-3", 3),
+        ("42", 42),
+        ("step_-1", -1),
+        ("-5", -5),
+        ("step_1e3", None),
+        ("checkpoint-500-v2", None),
+        ("step_100_seed3", None),
+        ("run_seed3", None),
+        ("sft", None),
+        ("model_v2", None),
+        ("step_١٢", None),  # digits of another script
+    ],
+)
+def test_a_step_is_read_only_from_a_name_that_states_it(name: str, step: int | None) -> None:
+    assert step_of(Path("runs") / name) == step
+
+
+def test_a_name_without_a_step_is_refused_naming_the_folder_and_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(PairingError, match=r"name of .*step_1e3: .*step_<N>.*--steps") as e:
+        in_step_order([tmp_path / "step_0", tmp_path / "step_1e3"])
+    assert "step_0," not in str(e.value)
+
+
+def runs_at(tmp_path: Path, bits: dict[str, str], task: str = "arc_x") -> list[Path]:
+    dirs = []
+    for name, b in bits.items():
+        dirs.append(tmp_path / name)
+        write_run(dirs[-1], ours(task, b, k=4))
+    return dirs
+
+
+def test_a_negative_step_comes_first(tmp_path: Path) -> None:
+    # step_-1 is the model before: item 0 is gained by step 0, not forgotten (step_-1 once read as step 1)
+    dirs = runs_at(tmp_path, {"step_0": "1111", "step_-1": "0111"})
+    out = tmp_path / "out"
+    assert postforget_pair(["curve", *map(str, dirs), "-o", str(out), "-q", "--no-plot"]) == 0
+    curve = pd.read_csv(out / "curve.csv")
+    overall = curve[(curve["category"] == "OVERALL") & (curve["against"] == "first")].iloc[0]
+    assert overall["step"] == 0
+    assert overall["acc_before"] == 0.75 and overall["acc_after"] == 1.0
+    assert overall["F_true"] == pytest.approx(0 - 0.25 * 0.75 * 0.0 / 3)
+    assert overall["BT_true"] > 0
+
+
+def test_the_curve_command_refuses_a_name_without_a_step(tmp_path: Path, capsys) -> None:
+    dirs = runs_at(tmp_path, {"step_0": "1111", "step_1e3": "0111"})
+    out = tmp_path / "out"
+    assert postforget_pair(["curve", *map(str, dirs), "-o", str(out), "-q"]) == 1
+    assert "step_1e3" in capsys.readouterr().err
+    assert not out.exists()
+    assert postforget_pair(["curve", *map(str, dirs), "--steps", "0,1000", "-o", str(out), "-q", "--no-plot"]) == 0
+
+
+def test_steps_over_different_sub_benchmarks_are_warned_as_chain_warns(tmp_path: Path, capsys) -> None:
+    dirs = runs_at(tmp_path, {"step_0": "1111", "step_1": "1011", "step_2": "1001"})
+    for d in (dirs[0], dirs[2]):  # step 1 lacks arc_y: OVERALL averages arc_x alone there, both at step 2
+        write_run(d, ours("arc_y", "1100", k=4), model_dir="other")
+    out = tmp_path / "out"
+    assert postforget_pair(["chain", *map(str, dirs), "-o", str(tmp_path / "chain"), "-q", "--no-plot"]) == 0
+    chain_err = " ".join(capsys.readouterr().err.split())
+    assert postforget_pair(["curve", *map(str, dirs), "-o", str(out), "-q", "--no-plot"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "step 1 lacks arc_y" in err and "OVERALL" in err
+    said = re.search(r"step_0→step_1: \d+ warning\(s\), \d+ note\(s\)", chain_err)
+    assert said and said[0] in err
+    assert "step 1 lacks arc_y" in (out / "curve.html").read_text(encoding="utf-8")
+
+
+def test_a_rerun_without_plot_leaves_no_stale_figure(tmp_path: Path) -> None:
+    dirs = runs_at(tmp_path, {"step_0": "1111", "step_1": "1011"})
+    out = tmp_path / "out"
+    assert postforget_pair(["curve", *map(str, dirs), "-o", str(out), "-q"]) == 0
+    assert (out / "curve.png").is_file()
+    assert postforget_pair(["curve", *map(str, dirs), "-o", str(out), "-q", "--no-plot"]) == 0
+    assert not (out / "curve.png").exists()
+    assert not list((out / "chain").glob("*/forgetting.png"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "step_0", "step_1"]  # nothing left beside
+
+
+def test_the_library_removes_its_figure_from_a_shared_folder(tmp_path: Path) -> None:
+    dirs = runs_at(tmp_path, {"step_0": "1111", "step_1": "1011"})
+    write_curve(dirs, tmp_path, plot=True)  # the training probes' layout: the report beside the runs
+    assert (tmp_path / "curve.png").is_file()
+    write_curve(dirs, tmp_path, plot=False)
+    assert not (tmp_path / "curve.png").exists()
+    assert (tmp_path / "step_0").is_dir() and (tmp_path / "curve.csv").is_file()
+
+
+def test_a_folder_of_other_files_is_refused(tmp_path: Path, capsys) -> None:
+    dirs = runs_at(tmp_path, {"step_0": "1111", "step_1": "1011"})
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me", encoding="utf-8")
+    assert postforget_pair(["curve", *map(str, dirs), "-o", str(mine), "-q", "--no-plot"]) == 1
+    assert "holds files that no pairing wrote (e.g. notes.txt)" in " ".join(capsys.readouterr().err.split())
+    assert [p.name for p in mine.iterdir()] == ["notes.txt"]
+
+
+def test_an_output_link_is_written_through_to_its_target(tmp_path: Path) -> None:
+    dirs = runs_at(tmp_path, {"step_0": "1111", "step_1": "1011"})
+    target, link = tmp_path / "target", tmp_path / "link"
+    assert postforget_pair(["curve", *map(str, dirs), "-o", str(target), "-q"]) == 0
+    link.symlink_to(target)
+    assert postforget_pair(["curve", *map(str, dirs), "-o", str(link), "-q", "--no-plot"]) == 0
+    assert link.is_symlink() and link.resolve() == target.resolve()
+    assert not (target / "curve.png").exists()  # the target holds the new set only
+    assert (target / files.MARKER).is_file() and (target / "items.csv").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "step_0", "step_1", "target"]
+
+
+def test_the_figure_draws_curve_csv_against_the_first_run(tmp_path: Path) -> None:
+    dirs = runs_at(tmp_path, {"step_0": "110101", "step_10": "001101", "step_20": "010100"})
+    curve, _ = write_curve(dirs, tmp_path / "out", plot=False)
+    table = pd.read_csv(tmp_path / "out" / "curve.csv")
+    first = table[(table["against"] == "first") & (table["category"] == "OVERALL")]
+    fig = curve_figure(curve.curve)
+    panels = {ax.get_title(): ax for ax in fig.axes}
+    assert len(panels) == table["category"].nunique()
+    lines = {line.get_label(): line for line in panels["Overall"].get_lines()}
+    assert set(lines) == {"F_true", "F_max", "BT_true", "BT_max"}
+    for name, line in lines.items():
+        assert list(line.get_xdata()) == [10, 20]
+        np.testing.assert_allclose(line.get_ydata(), 100 * first[name].to_numpy())
+        assert line.get_linestyle() == ("--" if name.endswith("_max") else "-")
+    assert os.environ.get("MPLBACKEND", "") != "show"  # drawn off-screen
