@@ -63,7 +63,8 @@ def _bars(
 
 
 def _title(title: str, known: str) -> str:
-    return f"{title} ± std across seeds; diamond: {known}, share known {'before' if known == 'F_max' else 'after'} (not a cap)"
+    when = "before" if known == "F_max" else "after"
+    return f"{title} ± std across seeds; diamond: {known}, share known {when} (not a cap)"
 
 
 def categories_figure(result: PairResult) -> Figure:
