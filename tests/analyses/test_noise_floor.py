@@ -22,21 +22,28 @@ def _runs(root: Path, bits: dict[str, list[str]]) -> None:
 
 def test_floor_by_hand(tmp_path: Path) -> None:
     # before s0 -> s1: 1->0 at items 5, 6, 0->1 at item 8: (0.2 + 0.1) / 2 = 0.15; chance 0.2 * 0.3 / 3 = 0.02,
-    # F_true 0.18, BT_true 0.08: 0.13. After: both seeds equal: 0 and 0. Floor: mean of the sides.
+    # F_true 0.18, BT_true 0.08: 0.13. After: both seeds equal (greedy): 0 and 0, left out of the floor subtracted,
+    # which is the before side's (averaging the after side's 0 in would halve it to 0.075).
     _runs(tmp_path, {"before": ["1111111100", "1111100110"], "after": ["1111110010", "1111110010"]})
     result = pair(tmp_path / "before", tmp_path / "after")
     rows = result.subtasks.set_index("seed")
-    assert rows["F_noise"].tolist() == pytest.approx([0.075, 0.075])
-    assert rows["BT_noise"].tolist() == pytest.approx([0.075, 0.075])
-    assert rows["F_true_noise"].tolist() == pytest.approx([0.065, 0.065])
+    assert rows["F_noise"].tolist() == pytest.approx([0.15, 0.15])
+    assert rows["BT_noise"].tolist() == pytest.approx([0.15, 0.15])
+    assert rows["F_true_noise"].tolist() == pytest.approx([0.13, 0.13])
+    assert rows["F_noise_before"].tolist() == pytest.approx([0.15, 0.15])
+    assert rows["F_true_noise_before"].tolist() == pytest.approx([0.13, 0.13])
+    assert rows["F_noise_after"].tolist() == [0.0, 0.0] and rows["F_true_noise_after"].tolist() == [0.0, 0.0]
     # seed 0: F 0.2, F_true 0.18; seed 1 (1111100110 -> 1111110010): F 0.1, BT 0.1, chance 0.03, F_true 0.07
-    assert rows["F_beyond_noise"].tolist() == pytest.approx([0.125, 0.025])
-    assert rows["F_true_beyond_noise"].tolist() == pytest.approx([0.115, 0.005])
-    assert rows["BT_true_beyond_noise"].tolist() == pytest.approx([0.08 - 0.065, 0.07 - 0.065])
-    assert set(rows["noise_note"]) == {""} and set(rows["noise_seeds"]) == {"seeds: before 2, after 2"}
+    assert rows["F_beyond_noise"].tolist() == pytest.approx([0.05, -0.05])
+    assert rows["F_true_beyond_noise"].tolist() == pytest.approx([0.05, -0.06])
+    assert rows["BT_true_beyond_noise"].tolist() == pytest.approx([0.08 - 0.13, 0.07 - 0.13])
+    assert set(rows["noise_note"]) == {noise.greedy_note("after", "before")}
+    assert set(rows["noise_floor_from"]) == {"before"} and set(rows["noise_seeds"]) == {"seeds: before 2, after 2"}
+    assert not rows["noise_shared_seed"].any()  # a greedy side draws no random numbers: sharing seeds is harmless
     overall = result.categories.query("average == 'macro' and category == 'OVERALL'").iloc[0]
-    assert overall["F_true_beyond_noise_mean"] == pytest.approx(0.06)
-    assert overall["F_true_beyond_noise_lo"] <= 0.06 <= overall["F_true_beyond_noise_hi"]
+    assert overall["F_true_beyond_noise_mean"] == pytest.approx(-0.005)
+    assert overall["F_true_beyond_noise_lo"] <= -0.005 <= overall["F_true_beyond_noise_hi"]
+    assert overall["noise_floor_from"] == "before" and overall["noise_note"] == noise.greedy_note("after", "before")
 
 
 def test_one_seed_says_the_floor_needs_two(tmp_path: Path) -> None:
