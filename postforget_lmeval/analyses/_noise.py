@@ -55,7 +55,7 @@ LOGLIKELIHOOD = "floor 0: log-likelihood scoring does not sample, beyond noise =
 SAME = "seeds agree on every item (greedy decoding?): no sampling noise seen"
 SHARED = (
     "shared sampling seed on both sides: correlated guesses bias the beyond-noise figures (about -17 pp for an "
-    "unchanged model, docs/method.md); rerun one side under different seeds and pair with --seed-match order"
+    "unchanged model, docs/method.md): rerun one side under different seeds and pair with --seed-match order"
 )
 POOLED = "pooled"
 NO_FLOOR = (NEEDS_TWO,)
