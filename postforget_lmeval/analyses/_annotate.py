@@ -148,6 +148,9 @@ def annotate(
                     str(k): v for k, v in subtasks.groupby("subtask")["noise_floor_from"].first().items() if v
                 },
                 "shared_seed": _shared_summary(subtasks),
+                "unmatched_seed_runs_read": int(
+                    len(result.unmatched[["side", "subtask", "seed"]].drop_duplicates()) if len(result.unmatched) else 0
+                ),
             },
             "failure_modes": {
                 "cut_chars_per_token": failure_modes.CUT_CHARS_PER_TOKEN,

@@ -50,6 +50,7 @@ INTERVALS = tuple(f"{c}_{s}" for c in (*FLOOR, *SIDE_FLOORS, *BEYOND) for s in (
 TEXT = ("noise_seeds", "noise_floor_from", "noise_note")
 SHARED_COLUMN = "noise_shared_seed"
 """Per (sub-benchmark, seed) row: True where the headline pairs runs of the same sampling seed on both sides."""
+# the notes: a row's are joined with "; ", which no note holds
 NEEDS_TWO = "needs two seeds on a side"
 LOGLIKELIHOOD = "floor 0: log-likelihood scoring does not sample, beyond noise = the figure"
 SAME = "seeds agree on every item (greedy decoding?): no sampling noise seen"
@@ -58,7 +59,6 @@ SHARED = (
     "unchanged model, docs/method.md): rerun one side under different seeds and pair with --seed-match order"
 )
 POOLED = "pooled"
-NO_FLOOR = (NEEDS_TWO,)
 SHORT = {NEEDS_TWO: "needs two seeds", LOGLIKELIHOOD: "0: log-likelihood", SAME: "seeds agree", SHARED: "shared seed!"}
 """The notes as the terminal's narrow cells say them."""
 

@@ -95,6 +95,7 @@ def test_one_seed_before_three_after_reads_the_unmatched_after_seeds(tmp_path: P
     row = result.subtasks.iloc[0]
     assert result.summary["seed_matching"]["arc_easy"]["unmatched_after"] == ["1", "2"]
     assert sorted(result.unmatched["seed"].unique()) == ["1", "2"] and set(result.unmatched["side"]) == {"after"}
+    assert result.summary["analyses"]["noise_floor"]["unmatched_seed_runs_read"] == 2
     assert row["noise_floor_from"] == "after" and row["noise_seeds"] == "seeds: before 1, after 3"
     assert row["F_noise"] == pytest.approx(0.4 / 3) and row["F_noise_after"] == pytest.approx(0.4 / 3)
     assert np.isnan(row["F_noise_before"]) and np.isnan(row["F_true_noise_before"])
