@@ -59,7 +59,7 @@ SHARED = (
     "unchanged model, docs/method.md): rerun one side under different seeds and pair with --seed-match order"
 )
 POOLED = "pooled"
-SHORT = {NEEDS_TWO: "needs two seeds", LOGLIKELIHOOD: "0: log-likelihood", SAME: "seeds agree", SHARED: "shared seed!"}
+SHORT = {NEEDS_TWO: "needs two seeds", LOGLIKELIHOOD: "log-likelihood", SAME: "seeds agree", SHARED: "shared seed!"}
 """The notes as the terminal's narrow cells say them."""
 
 
