@@ -210,8 +210,9 @@ def replicates(
         is_loglik = bool(loglik[(category, subtask)])
         floor_sides, floor_from, note = floor_rule(is_loglik, usable)
         sizes = ", ".join(f"{side} {runs[side].shape[1]}" for side in SIDES)
-        texts.append({"subtask": subtask, "noise_seeds": f"seeds: {sizes}", "noise_floor_from": floor_from})
-        texts[-1]["noise_note"] = note
+        texts.append(
+            {"subtask": subtask, "noise_seeds": f"seeds: {sizes}", "noise_floor_from": floor_from, "noise_note": note}
+        )
         if note == NEEDS_TWO:
             continue
         before, after = (heads[side][0][start:end] for side in SIDES)
@@ -228,15 +229,15 @@ def replicates(
         ends = np.cumsum([p.shape[1] for p in parts])[:-1]  # where each part's columns end in the table
         *side_parts, heads_before, heads_after = np.split(cells[:, :-1], ends, axis=1)
         k = cells[:, -1]
-        nothing = np.full(n_boot + 1, np.nan)
-        zero = np.zeros(n_boot + 1)
-        per_side = {side: (zero, zero) if is_loglik else (nothing, nothing) for side in SIDES}
-        if not is_loglik:
+        if is_loglik:  # deterministic scores: every floor is 0
+            zero = np.zeros(n_boot + 1)
+            per_side = {side: (zero, zero) for side in SIDES}
+            f_noise = f_true_noise = zero
+        else:
+            nothing = np.full(n_boot + 1, np.nan)  # a side with one seed has no floor of its own
+            per_side = {side: (nothing, nothing) for side in SIDES}
             per_side.update({side: _floor(weights, r, k) for side, r in zip(usable, side_parts)})
-        if floor_sides:
             f_noise, f_true_noise = (np.mean([per_side[s][i] for s in floor_sides], axis=0) for i in range(2))
-        else:  # log-likelihood
-            f_noise, f_true_noise = zero, zero
         side_figures = tuple(per_side[side][i] for i in range(2) for side in SIDES)
         for j, label in enumerate(labels):
             r = _rates(weights, heads_before[:, j], heads_after[:, j], k)

@@ -174,6 +174,19 @@ def test_the_intervals_are_the_stated_quantiles_of_the_replicates() -> None:
         assert row[f"{column}_hi"] == pytest.approx(values.quantile(0.9))
 
 
+def test_the_floor_draws_whole_stories_where_items_share_one() -> None:
+    # two stories of 10 questions: a replicate holds story A twice, A and B, or B twice, so the floor takes at most
+    # three values over the replicates (drawn item by item it would take many)
+    samples = _paired(
+        {"0": {"before": "11110000001111100000", "after": "11110000001111100000", "seeds": "0~7"},
+         "1": {"before": "11000000001010101010", "after": "11000000001010101010", "seeds": "1~8"}}
+    ).assign(cluster=lambda d: np.where(d["doc_id"] < 10, "story A", "story B"))  # fmt: skip
+    reps, _ = noise.replicates(samples, n_boot=200, seed=5)
+    drawn = reps[(reps["replicate"] >= 0) & (reps["seed"] == "0")]
+    assert drawn["F_noise_before"].round(12).nunique() <= 3
+    assert drawn["F_beyond_noise"].round(12).nunique() <= 3
+
+
 def test_log_likelihood_scoring_has_floor_0_and_beyond_the_figure_itself(tmp_path: Path) -> None:
     mc = {"mc_task": {"output_type": "multiple_choice"}}
     write_run(tmp_path / "before", ordinary("mc_task", "1111100000", n_options=4), configs=mc)
