@@ -36,7 +36,7 @@ def test_every_output_flags_a_shared_seed(tmp_path: Path, capsys) -> None:
     md = (out / "report.md").read_text()
     assert f"**⚠ arc_easy seed 0, arc_easy seed 1: {noise.SHARED}**" in md and "] ⚠ shared seed |" in md
     html = (out / "report.html").read_text()
-    assert "⚠" in html and "--seed-match order" in html
+    assert "<p><strong>⚠ arc_easy seed 0, arc_easy seed 1: shared sampling seed" in html
     flag = json.loads((out / "summary.json").read_text())["analyses"]["noise_floor"]["shared_seed"]
     assert flag["flagged"] and flag["rows"] == ["arc_easy seed 0", "arc_easy seed 1"]
     assert flag["warning"] == noise.SHARED
@@ -58,6 +58,7 @@ def test_different_seeds_per_side_raise_no_flag(tmp_path: Path, capsys) -> None:
     assert "noise floor:" not in capsys.readouterr().err
     md = (out / "report.md").read_text()
     assert "**⚠" not in md and "] ⚠ shared seed" not in md
+    assert "<strong>⚠" not in (out / "report.html").read_text()
     flag = json.loads((out / "summary.json").read_text())["analyses"]["noise_floor"]["shared_seed"]
     assert flag == {"flagged": False, "rows": []}
     subtasks = pd.read_csv(out / "subtasks.csv", keep_default_na=False)
