@@ -6,6 +6,9 @@ lm-eval runs written by the pairing fixtures and a small bench pair. Every table
 (CSV and JSON by value, samples.parquet by content); timings and paths aside, and the bootstrap interval
 bounds aside (their drawing changed: ``test_analyses`` checks their coverage). Figures added since (new
 files, columns, summary keys) are allowed; every saved file, column and key must still be there, unchanged.
+The case ``noise_floor`` (seeds unmatched and shared, repeats, clusters, a greedy side, log-likelihood scoring)
+was added later, saved by the code that first built each side's floor from every seed it logged; it pins the
+noise floor's figures, which the older cases predate.
 
 Run ``python -m tests.test_figures_unchanged CASE`` only to add a new case: the goldens of the existing cases
 must never be rewritten by the code they check.
@@ -89,6 +92,48 @@ def _synthetic(root: Path) -> tuple[Path, Path]:
     return root / "before", root / "after"
 
 
+def _noisy(root: Path) -> tuple[Path, Path]:
+    """Seeds 1, 2 before and 1, 2, 3 after (seed 3 unmatched: the after side's floor reads it), sampled at 0.6 (so
+    the shared seeds are flagged): MCTest with stories as clusters, ARC with two repeats per item, BBH navigate
+    decoded greedily before (its seeds agree), and a log-likelihood task; the noise floor on each."""
+    from tests.helpers.lmeval_runs import ordinary, pf_record, sample_line, write_run
+
+    rng = random.Random(29)
+    greedy = [int(rng.random() < 0.6) for _ in range(20)]
+
+    def record(p: float, subtask: str, k: float, category: str, **extra: Any) -> dict[str, Any]:
+        correct = int(rng.random() < p)
+        return {**pf_record(subtask, correct, k=k, category=category, answer="A" if correct else "B"), **extra}
+
+    for side, p in (("before", 0.7), ("after", 0.55)):
+        for seed in (1, 2, 3) if side == "after" else (1, 2):
+            tasks = {
+                "postforget_mctest_main": [
+                    sample_line(i, None, record=record(p, "mctest_main", 4.0, "Language", cluster=f"story {i // 4}"))
+                    for i in range(24)
+                ],
+                "postforget_arc_easy": [
+                    sample_line(i, None, record=[record(p, "arc_easy", 4.0, "Science") for _ in range(2)])
+                    for i in range(20)
+                ],
+                "postforget_bbh_navigate": [
+                    sample_line(
+                        i,
+                        None,
+                        record=pf_record("bbh_navigate", b, k=2.0, category="Logic", answer="A" if b else "B")
+                        if side == "before"
+                        else record(p, "bbh_navigate", 2.0, "Logic"),
+                    )
+                    for i, b in enumerate(greedy)
+                ],
+                **ordinary("mc_task", "".join(str(int(rng.random() < p)) for _ in range(20)), n_options=4),
+            }
+            configs = {"postforget_arc_easy": {"repeats": 2}, "mc_task": {"output_type": "multiple_choice"}}
+            gen = {"temperature": 0.6, "seed": seed}
+            write_run(root / side / f"seed{seed}", tasks, seed=seed, gen_kwargs=gen, configs=configs)
+    return root / "before", root / "after"
+
+
 def _bench(root: Path) -> tuple[Path, Path]:
     spec = importlib.util.spec_from_file_location("bench_pairing", ROOT / "scripts" / "bench_pairing.py")
     bench = importlib.util.module_from_spec(spec)
@@ -126,6 +171,7 @@ CASES: dict[str, tuple[Callable[[Path], tuple[Path, Path]], list[str]]] = {
     "synthetic_order": (_synthetic, ["--seed-match", "order"]),
     "synthetic_strict": (_synthetic, ["--rescore", "strict"]),
     "bench_small": (_bench, []),
+    "noise_floor": (_noisy, []),
 }
 
 

@@ -18,6 +18,7 @@ from postforget_lmeval.analyses import _failure_modes as failure_modes
 from postforget_lmeval.analyses import _noise as noise
 from postforget_lmeval.analyses import _significance as significance
 from postforget_lmeval.pairing.results import PairResult
+from postforget_lmeval.pairing.run_plan import SIDES
 
 BEHAVIOUR_COLUMNS = (
     "F_format_share",
@@ -101,7 +102,7 @@ def annotate(
     per_row, per_cat = bootstrap.intervals(samples, n_boot=n_boot, seed=seed)
     _set_columns(subtasks, _aligned(keys, per_row, bootstrap.COLUMNS))
     _set_columns(categories, _aligned(category_keys, per_cat, bootstrap.COLUMNS), macro)
-    _noise_floor(subtasks, categories, samples, macro, n_boot=n_boot, seed=seed)
+    _noise_floor(result, macro, n_boot=n_boot, seed=seed)
     counts = subtasks[["n_11", "n_10", "n_01", "n_00"]].astype(int).itertuples(index=False)
     _set_columns(subtasks, pd.DataFrame([metrics.flip_metrics(*c) for c in counts], columns=metrics.FLIP_METRICS))
 
@@ -153,9 +154,19 @@ def annotate(
                 else [],
             },
             "noise_floor": {
-                "estimator": "each side's seeds paired with each other, both directions, averaged over seed pairs "
-                "and over the sides with two or more seeds (docs/method.md)",
+                "estimator": "each side's seeds (all it logged, matched or not) paired with each other, both "
+                "directions, averaged over seed pairs: F_noise_before, F_noise_after (docs/method.md)",
+                "rule": "the floor subtracted pools both sides when both sample with two or more seeds, else is the "
+                "one side that does (noise_floor_from); a greedy side (seeds agree on every item) is left out; "
+                "log-likelihood scoring: 0",
                 "subtasks_with_floor": int(subtasks["F_noise"].notna().groupby(subtasks["subtask"]).any().sum()),
+                "floor_from": {
+                    str(k): v for k, v in subtasks.groupby("subtask")["noise_floor_from"].first().items() if v
+                },
+                "shared_seed": _shared_summary(subtasks),
+                "unmatched_seed_runs_read": int(
+                    len(result.unmatched[["side", "subtask", "seed"]].drop_duplicates()) if len(result.unmatched) else 0
+                ),
             },
             "failure_modes": {
                 "cut_chars_per_token": failure_modes.CUT_CHARS_PER_TOKEN,
@@ -169,48 +180,81 @@ def annotate(
     )
 
 
-def _noise_floor(
-    subtasks: pd.DataFrame, categories: pd.DataFrame, samples: pd.DataFrame, macro: np.ndarray, **boot: int
-) -> None:
-    """The noise floor's columns on ``subtasks`` and on the macro rows of ``categories``, with ``noise_note``:
-    why a row has no floor (or that its seeds never differed), for the renderers to say instead of a 0."""
-    per_row, per_cat, texts = noise.noise_floor(samples, **boot)
+def _noise_floor(result: PairResult, macro: np.ndarray, **boot: int) -> None:
+    """The noise floor's columns on ``subtasks`` and on the macro rows of ``categories``, with ``noise_floor_from``
+    (whose floor is subtracted) and ``noise_note``: why a row has no floor, that a side's seeds never differed, or
+    that the row shares a sampling seed across the sides (:data:`noise.SHARED`), for the renderers to say."""
+    subtasks, categories = result.subtasks, result.categories
+    per_row, per_cat, texts = noise.noise_floor(result.samples, unmatched=result.unmatched, **boot)
     keys = subtasks[KEYS].astype(str).reset_index(drop=True)
     _set_columns(subtasks, _aligned(keys, per_row, (*noise.COLUMNS, *noise.INTERVALS)))
+    shared = _aligned(keys, per_row, (noise.SHARED_COLUMN,))[noise.SHARED_COLUMN].fillna(False).astype(bool)
+    subtasks[noise.SHARED_COLUMN] = shared.to_numpy()
     text = _aligned(keys[["subtask"]], texts, noise.TEXT)
     for col in noise.TEXT:
         subtasks[col] = text[col].fillna("").to_numpy(dtype=object)
-    wanted = tuple(f"{c}_mean" for c in noise.COLUMNS) + noise.INTERVALS
+    subtasks["noise_note"] = [_joined([n, noise.SHARED if s else ""]) for n, s in zip(subtasks["noise_note"], shared)]
+    wanted = (*(f"{c}_mean" for c in noise.COLUMNS), "noise_rows", noise.SHARED_COLUMN, *noise.INTERVALS)
     category_keys = categories[["category"]].astype(str).reset_index(drop=True)
     _set_columns(categories, _aligned(category_keys, per_cat, wanted), macro)
-    notes = subtasks.groupby("category")["noise_note"].agg(_category_note)
-    notes[metrics.OVERALL] = _category_note(subtasks["noise_note"])
-    categories["noise_note"] = np.where(macro, categories["category"].astype(str).map(notes).fillna(""), "")
+    for col, agg in (("noise_floor_from", _category_from), ("noise_note", _category_note)):
+        per = subtasks.groupby("category")[col].agg(agg)
+        per[metrics.OVERALL] = agg(subtasks[col])
+        categories[col] = np.where(macro, categories["category"].astype(str).map(per).fillna(""), "")
+
+
+def _joined(notes: list[str]) -> str:
+    """Notes of a row, in order, without the empty ones and without repeats."""
+    return "; ".join(dict.fromkeys(n for n in notes if n))
+
+
+def _category_from(froms: pd.Series) -> str:
+    """Whose floor a category subtracts: its sub-benchmarks' one rule, else 'mixed'."""
+    distinct = set(froms) - {""}
+    return next(iter(distinct)) if len(distinct) == 1 else ("mixed" if distinct else "")
 
 
 def _category_note(notes: pd.Series) -> str:
-    """A category's note: its sub-benchmarks' one note when they share it, else which of them have none."""
-    distinct = set(notes)
-    if len(distinct) == 1:
-        return next(iter(distinct))
-    missing = int(notes.isin([noise.NEEDS_TWO, noise.LOGLIKELIHOOD]).sum())
-    return f"{missing} of {len(notes)} rows without a floor" if missing else ""
+    """A category's note: its sub-benchmarks' notes when they share them, else how many rows have no floor; the
+    shared-seed flag when any row has it."""
+    parts = [set(str(n).split("; ")) - {""} for n in notes]
+    shared = noise.SHARED if any(noise.SHARED in p for p in parts) else ""
+    rest = {frozenset(p - {noise.SHARED}) for p in parts}
+    if len(rest) == 1:
+        return _joined([*sorted(next(iter(rest))), shared])
+    missing = sum(noise.NEEDS_TWO in p for p in parts)
+    return _joined([f"{missing} of {len(notes)} rows without a floor" if missing else "", shared])
 
 
-def _floor_text(row: pd.Series) -> tuple[str, str, str]:
-    """The terminal's cells of a macro row: the floor of F_true (= that of BT_true), then F_true and BT_true beyond
-    it with their intervals, in %; the reason in a few words where there is no floor."""
+def _flagged(value: object) -> bool:
+    """Whether a cell of a flag column is set (NaN on rows the flag does not cover)."""
+    return not pd.isna(value) and bool(value)
+
+
+def short_note(note: str) -> str:
+    """A note as the terminal's narrow cells say it."""
+    return "; ".join(noise.SHORT.get(n, n) for n in note.split("; ") if n)
+
+
+def _floor_text(row: pd.Series, rows: int) -> tuple[str, str, str]:
+    """The terminal's cells of a macro row: the floor of F_true (= that of BT_true), whose it is, and over how many
+    of the category's ``rows`` sub-benchmarks where not all, then F_true and BT_true beyond it with their
+    intervals, in %; the reason in a few words where there is no floor."""
+    note = str(row.get("noise_note") or "")
     if pd.isna(row.get("F_true_noise_mean")):
-        note = row.get("noise_note") or "–"
-        return noise.SHORT.get(note, note), "–", "–"
+        return short_note(note) or "–", "–", "–"
 
     def beyond(metric: str) -> str:
         lo, hi = row[f"{metric}_beyond_noise_lo"], row[f"{metric}_beyond_noise_hi"]
-        return f"{100 * row[f'{metric}_beyond_noise_mean']:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]"
+        flag = " (shared seed!)" if _flagged(row.get(noise.SHARED_COLUMN)) else ""
+        return f"{100 * row[f'{metric}_beyond_noise_mean']:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]{flag}"
 
     floor = f"{100 * row['F_true_noise_mean']:.1f}"
-    floor = f"{floor} (seeds agree)" if row.get("noise_note") == noise.SAME else floor
-    return floor, beyond("F_true"), beyond("BT_true")
+    said = [f"from {row['noise_floor_from']}" if row.get("noise_floor_from") in SIDES else ""]  # pooled: unsaid
+    said += [n for n in short_note(note).split("; ") if n and n != noise.SHORT[noise.SHARED]]
+    if int(row["noise_rows"]) < rows:  # a floor exists: so does its count
+        said.append(f"{int(row['noise_rows'])}/{rows} sub-benchmarks")
+    return f"{floor} ({', '.join(s for s in said if s)})", beyond("F_true"), beyond("BT_true")
 
 
 def terminal_columns(result: PairResult) -> pd.DataFrame:
@@ -221,7 +265,9 @@ def terminal_columns(result: PairResult) -> pd.DataFrame:
     macro = result.categories[result.categories["average"] == "macro"].set_index("category")
     sig = result.subtasks.groupby("category")["significant"].agg(lambda s: f"{int(s.sum())}/{len(s)}")
     sig[metrics.OVERALL] = f"{int(result.subtasks['significant'].sum())}/{len(result.subtasks)}"
-    floor = [_floor_text(row) for _, row in macro.iterrows()]
+    n_rows = result.subtasks.groupby("category")["subtask"].nunique()
+    n_rows[metrics.OVERALL] = result.subtasks["subtask"].nunique()
+    floor = [_floor_text(row, int(n_rows.get(category, 0))) for category, row in macro.iterrows()]
     return pd.DataFrame(
         {
             "format": macro["F_format_share_mean"],
@@ -232,3 +278,14 @@ def terminal_columns(result: PairResult) -> pd.DataFrame:
         },
         index=macro.index,
     )
+
+
+def _shared_summary(subtasks: pd.DataFrame) -> dict[str, Any]:
+    """summary.json's shared-seed flag: the rows whose headline pairs the same sampling seed on both sides."""
+    rows = subtasks.loc[subtasks[noise.SHARED_COLUMN], KEYS].astype(str)
+    flagged = bool(len(rows))
+    return {
+        "flagged": flagged,
+        "rows": [f"{s} seed {seed}" for s, seed in rows.itertuples(index=False)],
+        **({"warning": noise.SHARED} if flagged else {}),
+    }

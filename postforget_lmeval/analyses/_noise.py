@@ -3,16 +3,22 @@
 With a sampling temperature above zero a model run twice flips items both ways with no change at all: an
 item it gets right with probability p goes 1->0 between two runs with probability p(1-p). When a side has
 two or more seeds, pairing seed s of that side with its seed s' applies the paper's formulas to two runs of
-one model; their mean over the seed pairs is the floor, and the headline figure minus the floor is the
-forgetting beyond sampling noise.
+one model; their mean over the seed pairs is that side's floor, and the headline figure minus the floor is
+the forgetting beyond sampling noise.
 
-Estimator, per sub-benchmark: for every unordered pair of seeds of one side, on the items logged under
-both, F and BT of the pair (and F_true, BT_true with the chance baseline of that pair); within a pair the
-two directions are averaged (with no change, 1->0 and 0->1 are equally likely), then the pairs are
-averaged, then the sides that have two seeds (with no change, both sides estimate the same floor). So
-``F_noise == BT_noise`` by construction. Assumed: each item has a fixed success probability per model and
-the seeds draw independently; equal sampling seeds on both sides correlate the draws (README), and then
-the headline F is itself lower than between independent runs.
+Estimator, per sub-benchmark: each side's floor reads every seed that side logged, matched across the sides
+or not (``unmatched``: the runs of seeds left without a partner). For every unordered pair of seeds of one
+side, on the items logged under both, F and BT of the pair (and F_true, BT_true with the chance baseline of
+that pair); within a pair the two directions are averaged (with no change, 1->0 and 0->1 are equally
+likely), then the pairs are averaged: ``F_noise_before`` / ``F_noise_after``. The floor subtracted
+(``F_noise``, named by ``noise_floor_from``): the two sides pooled when both sample with two or more seeds;
+otherwise the one side that samples with two or more seeds. A side whose seeds agree on every item is
+greedy: it has no sampling noise, so the floor is the sampling side's (averaging its 0 in would halve the
+floor); with no sampling side the floor is 0 (:data:`SAME`). ``F_noise == BT_noise`` by construction.
+Log-likelihood scoring does not sample: floor 0, beyond = the figure itself. Assumed: each item has a fixed
+success probability per model and the seeds draw independently; runs that share a sampling seed across the
+sides draw from the same random numbers, their guesses are correlated, and the beyond-noise figure is biased
+down (:data:`SHARED` flags those rows).
 
 Intervals: the items (or clusters, as ``_bootstrap``) of a sub-benchmark are resampled once per replicate
 for every seed of both sides, so the headline, the floor and their difference move together; categories
@@ -32,16 +38,34 @@ from postforget_lmeval.analyses import _bootstrap as bootstrap
 from postforget_lmeval.pairing.run_plan import SIDES
 
 FLOOR = ("F_noise", "BT_noise", "F_true_noise", "BT_true_noise")
+SIDE_FLOORS = tuple(f"{c}_{side}" for c in ("F_noise", "F_true_noise") for side in SIDES)
+"""Each side's own floor (NaN for a side with fewer than two seeds); F and BT floors are equal by construction."""
 BEYOND = ("F_beyond_noise", "BT_beyond_noise", "F_true_beyond_noise", "BT_true_beyond_noise")
-COLUMNS = (*FLOOR, *BEYOND)
+HEADLINE = ("F_true_headline", "BT_true_headline")
+"""F_true and BT_true of the rows that have a floor: their macro means average the same sub-benchmarks as the
+floor's and the beyond-noise figure's, so that F_true - floor = beyond on every table."""
+COLUMNS = (*FLOOR, *SIDE_FLOORS, *BEYOND, *HEADLINE)
 """The figures of :func:`noise_floor`, per (sub-benchmark, seed) row and on the macro rows."""
-INTERVALS = tuple(f"{c}_{s}" for c in COLUMNS for s in ("lo", "hi"))
-TEXT = ("noise_seeds", "noise_note")
+INTERVALS = tuple(f"{c}_{s}" for c in (*FLOOR, *SIDE_FLOORS, *BEYOND) for s in ("lo", "hi"))
+TEXT = ("noise_seeds", "noise_floor_from", "noise_note")
+SHARED_COLUMN = "noise_shared_seed"
+"""Per (sub-benchmark, seed) row: True where the headline pairs runs of the same sampling seed on both sides."""
+# the notes: a row's are joined with "; ", which no note holds
 NEEDS_TWO = "needs two seeds on a side"
-LOGLIKELIHOOD = "0 by construction: log-likelihood scoring does not sample"
+LOGLIKELIHOOD = "floor 0: log-likelihood scoring does not sample, beyond noise = the figure"
 SAME = "seeds agree on every item (greedy decoding?): no sampling noise seen"
-SHORT = {NEEDS_TWO: "needs two seeds", LOGLIKELIHOOD: "0: log-likelihood", SAME: "seeds agree"}
+SHARED = (
+    "shared sampling seed on both sides: correlated guesses bias the beyond-noise figures (about -17 pp for an "
+    "unchanged model, docs/method.md): rerun one side under different seeds and pair with --seed-match order"
+)
+POOLED = "pooled"
+SHORT = {NEEDS_TWO: "needs two seeds", LOGLIKELIHOOD: "log-likelihood", SAME: "seeds agree", SHARED: "shared seed!"}
 """The notes as the terminal's narrow cells say them."""
+
+
+def greedy_note(side: str, other: str) -> str:
+    """The note of a sub-benchmark whose ``side`` is greedy while ``other`` samples."""
+    return f"{side} seeds agree on every item (greedy?): floor from {other}"
 
 
 def _rates(weights: np.ndarray, before: np.ndarray, after: np.ndarray, k: np.ndarray) -> dict[str, np.ndarray]:
@@ -76,19 +100,25 @@ def _floor(weights: np.ndarray, runs: np.ndarray, k: np.ndarray) -> tuple[np.nda
     return np.mean(raw, axis=0), np.mean(true, axis=0)
 
 
-def _note(loglik: bool, runs: dict[str, np.ndarray]) -> str:
-    """Why a sub-benchmark has no floor, or that its seeds never differed; '' for a floor measured with noise.
-    ``loglik``: every item scored by log-likelihood on both sides; ``runs``: per side with two or more seeds,
-    its 0/1 per item and seed (NaN: not logged)."""
+def _agree(runs: np.ndarray) -> bool:
+    """Whether a side's seeds (items x seeds) agree on every item; an item logged under no seed agrees."""
+    return bool(np.all((np.fmax.reduce(runs, axis=1) == np.fmin.reduce(runs, axis=1)) | np.isnan(runs).all(axis=1)))
+
+
+def floor_rule(loglik: bool, usable: dict[str, np.ndarray]) -> tuple[list[str], str, str]:
+    """(the sides whose floors are averaged into the one subtracted, ``noise_floor_from``, ``noise_note``) of a
+    sub-benchmark. ``loglik``: every item scored by log-likelihood on both sides; ``usable``: per side with two
+    or more seeds, its 0/1 per item and seed (NaN: not logged)."""
     if loglik:
-        return LOGLIKELIHOOD
-    if not runs:
-        return NEEDS_TWO
-
-    def agree(r: np.ndarray) -> bool:  # an item logged under no seed of the side agrees with itself
-        return bool(np.all((np.fmax.reduce(r, axis=1) == np.fmin.reduce(r, axis=1)) | np.isnan(r).all(axis=1)))
-
-    return SAME if all(agree(r) for r in runs.values()) else ""
+        return [], "log-likelihood", LOGLIKELIHOOD
+    if not usable:
+        return [], "", NEEDS_TWO
+    sampling = [side for side, runs in usable.items() if not _agree(runs)]
+    if not sampling:  # no side shows sampling noise: the floor is 0, read from the sides that have seeds
+        return list(usable), POOLED if len(usable) == 2 else next(iter(usable)), SAME
+    greedy = [side for side in usable if side not in sampling]
+    note = greedy_note(greedy[0], sampling[0]) if greedy else ""
+    return sampling, POOLED if len(sampling) == 2 else sampling[0], note
 
 
 def _loglik(samples: pd.DataFrame) -> pd.Series:
@@ -111,15 +141,45 @@ def _logged(values: np.ndarray) -> np.ndarray:
     return values[:, ~np.isnan(values).all(axis=0)]
 
 
+def _side_runs(samples: pd.DataFrame, unmatched: pd.DataFrame | None, side: str) -> pd.DataFrame:
+    """Every run of one side: category, subtask, doc_id, replicate, seed (its own seed value) and the 0/1 as
+    column ``side``, the paired rows and that side's unmatched seeds (of the sub-benchmarks paired), each item's
+    first replicate under each seed."""
+    runs = samples[["category", "subtask", "doc_id", "replicate", f"seed_{side}", side]].rename(
+        columns={f"seed_{side}": "own"}
+    )
+    if unmatched is not None and len(unmatched):
+        category = samples.drop_duplicates("subtask").set_index("subtask")["category"]
+        extra = unmatched[unmatched["side"] == side]
+        extra = extra.assign(category=extra["subtask"].map(category), own=extra["seed"].astype(str))
+        extra = extra.dropna(subset=["category"]).rename(columns={"correct": side})
+        runs = pd.concat([runs, extra[list(runs.columns)]], ignore_index=True)
+    runs = runs.astype({"own": str, side: float})
+    return runs.sort_values("replicate", kind="stable")
+
+
+def _item_frame(samples: pd.DataFrame, unmatched: pd.DataFrame | None) -> pd.DataFrame:
+    """subtask, doc_id, k and cluster (when logged) of every item the floor or the headline reads."""
+    columns = [c for c in ("subtask", "doc_id", "k", "cluster") if c in samples]
+    if unmatched is None or not len(unmatched):
+        return samples[columns]
+    extra = unmatched[unmatched["subtask"].isin(set(samples["subtask"]))]
+    return pd.concat([samples[columns], extra[[c for c in columns if c in extra]]], ignore_index=True)
+
+
 def replicates(
-    samples: pd.DataFrame, n_boot: int = bootstrap.N_BOOT, seed: int = 0
+    samples: pd.DataFrame, n_boot: int = bootstrap.N_BOOT, seed: int = 0, unmatched: pd.DataFrame | None = None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(replicates, per sub-benchmark text): the long table category, subtask, seed, replicate and
-    :data:`COLUMNS` (replicate -1 is the observed data) for the sub-benchmarks with a floor, and per
-    sub-benchmark ``noise_seeds`` (which seeds made the floor) and ``noise_note`` (:data:`NEEDS_TWO`,
-    :data:`LOGLIKELIHOOD`, :data:`SAME` or '')."""
+    """(replicates, per sub-benchmark text): the long table category, subtask, seed, replicate,
+    :data:`SHARED_COLUMN` and :data:`COLUMNS` (replicate -1 is the observed data) for the sub-benchmarks with a
+    floor, and per sub-benchmark :data:`TEXT`: which seeds each side has, whose floor is subtracted, and the
+    note (:data:`NEEDS_TWO`, :data:`LOGLIKELIHOOD`, :data:`SAME`, :func:`greedy_note` or '').
+
+    ``samples``: the paired items (``PairResult.samples``); ``unmatched``: the items of seeds without a partner
+    (``PairResult.unmatched``: side, subtask, seed, replicate, doc_id, correct, k, cluster)."""
     rng = np.random.default_rng(seed)
     out: dict[str, list[np.ndarray]] = {c: [] for c in ("category", "subtask", "seed", "replicate", *COLUMNS)}
+    out[SHARED_COLUMN] = []
     texts = []
     sides = {f"seed_{side}": samples.get(f"seed_{side}", samples["seed"]) for side in SIDES}  # labels: exact match
     if "replicate" not in samples:
@@ -127,77 +187,117 @@ def replicates(
     samples = samples.assign(**sides).astype(dict.fromkeys(["subtask", "category", "seed", *sides], str))
     first = samples.sort_values("replicate", kind="stable")  # an item's first replicate under each seed
     keys = ["category", "subtask", "doc_id"]
-    index = pd.MultiIndex.from_frame(first[keys].drop_duplicates()).sort_values()
+    side_runs = {side: _side_runs(samples, unmatched, side) for side in SIDES}
+    items = pd.concat([side_runs[side][keys] for side in SIDES]).drop_duplicates()
+    index = pd.MultiIndex.from_frame(items).sort_values()
     # items x seeds of all sub-benchmarks at once: each side's own seeds, and the paired seeds of the headline
-    own = {side: _wide(first, f"seed_{side}", side, index) for side in SIDES}
+    own = {side: _wide(side_runs[side], "own", side, index) for side in SIDES}
     heads = {side: _wide(first, "seed", side, index) for side in SIDES}
     labels_all = heads[SIDES[0]][1]  # both sides pivot the same rows on the same labels
-    ks = first.groupby(keys)["k"].first().reindex(index).to_numpy(dtype=float)
+    shared_label = first.drop_duplicates("seed").set_index("seed")
+    shared_label = (shared_label["seed_before"] == shared_label["seed_after"]).reindex(labels_all).to_numpy(bool)
+    item_frame = _item_frame(samples, unmatched)
+    ks = item_frame.groupby(["subtask", "doc_id"])["k"].first()
+    ks = ks.reindex(index.droplevel("category")).to_numpy(dtype=float)
     loglik = _loglik(samples)
-    clusters = bootstrap.item_clusters(samples, index)
+    clusters = bootstrap.item_clusters(item_frame, index)
     blocks = index.droplevel("doc_id")
     starts = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1]])
     for start, end in zip(starts, [*starts[1:], len(index)]):
         category, subtask = blocks[start]
         runs = {side: _logged(values[start:end]) for side, (values, _) in own.items()}
         usable = {side: r for side, r in runs.items() if r.shape[1] >= 2}
-        note = _note(bool(loglik[(category, subtask)]), usable)
+        is_loglik = bool(loglik[(category, subtask)])
+        floor_sides, floor_from, note = floor_rule(is_loglik, usable)
         sizes = ", ".join(f"{side} {runs[side].shape[1]}" for side in SIDES)
-        texts.append({"subtask": subtask, "noise_seeds": f"seeds: {sizes}", "noise_note": note})
-        if note in (NEEDS_TWO, LOGLIKELIHOOD):
+        texts.append(
+            {"subtask": subtask, "noise_seeds": f"seeds: {sizes}", "noise_floor_from": floor_from, "noise_note": note}
+        )
+        if note == NEEDS_TWO:
             continue
         before, after = (heads[side][0][start:end] for side in SIDES)
         logged = ~(np.isnan(before).all(axis=0) | np.isnan(after).all(axis=0))
         before, after, labels = before[:, logged], after[:, logged], labels_all[logged]
+        # a greedy side, or log-likelihood scoring, draws no random numbers: sharing a seed correlates nothing
+        samplers = {side for side in SIDES if side not in usable or not _agree(usable[side])}
+        shared = shared_label[logged] & (not is_loglik) & (samplers == set(SIDES))
         # what the figures read of each item in one table, so that items with equal rows share a cell of the draw
         parts = [*usable.values(), before, after]
         table = np.column_stack([*parts, ks[start:end]])
         part = None if clusters is None else clusters[start:end]
         cells, weights = bootstrap.cell_weights(rng, table, part, n_boot)
         ends = np.cumsum([p.shape[1] for p in parts])[:-1]  # where each part's columns end in the table
-        *side_runs, heads_before, heads_after = np.split(cells[:, :-1], ends, axis=1)
+        *side_parts, heads_before, heads_after = np.split(cells[:, :-1], ends, axis=1)
         k = cells[:, -1]
-        floors = [_floor(weights, r, k) for r in side_runs]
-        f_noise, f_true_noise = (np.mean([f[i] for f in floors], axis=0) for i in range(2))
+        if is_loglik:  # deterministic scores: every floor is 0
+            zero = np.zeros(n_boot + 1)
+            per_side = {side: (zero, zero) for side in SIDES}
+            f_noise = f_true_noise = zero
+        else:
+            nothing = np.full(n_boot + 1, np.nan)  # a side with one seed has no floor of its own
+            per_side = {side: (nothing, nothing) for side in SIDES}
+            per_side.update({side: _floor(weights, r, k) for side, r in zip(usable, side_parts)})
+            f_noise, f_true_noise = (np.mean([per_side[s][i] for s in floor_sides], axis=0) for i in range(2))
+        side_figures = tuple(per_side[side][i] for i in range(2) for side in SIDES)
         for j, label in enumerate(labels):
             r = _rates(weights, heads_before[:, j], heads_after[:, j], k)
-            figures = (f_noise, f_noise, f_true_noise, f_true_noise)
+            figures = (f_noise, f_noise, f_true_noise, f_true_noise, *side_figures)
             figures += (r["F"] - f_noise, r["BT"] - f_noise, r["F_true"] - f_true_noise, r["BT_true"] - f_true_noise)
+            figures += (r["F_true"], r["BT_true"])
             for column, values in zip(COLUMNS, figures):
                 out[column].append(values)
             for column, value in (("category", category), ("subtask", subtask), ("seed", label)):
                 out[column].append(np.full(n_boot + 1, value, dtype=object))
+            out[SHARED_COLUMN].append(np.full(n_boot + 1, shared[j]))
             out["replicate"].append(np.arange(-1, n_boot))
-    columns = ["category", "subtask", "seed", "replicate", *COLUMNS]
+    columns = ["category", "subtask", "seed", "replicate", SHARED_COLUMN, *COLUMNS]
+    text = pd.DataFrame(texts, columns=["subtask", *TEXT])
     if not out["replicate"]:
-        return pd.DataFrame(columns=columns), pd.DataFrame(texts, columns=["subtask", *TEXT])
-    return pd.DataFrame({c: np.concatenate(out[c]) for c in columns}), pd.DataFrame(texts, columns=["subtask", *TEXT])
+        return pd.DataFrame(columns=columns), text
+    return pd.DataFrame({c: np.concatenate(out[c]) for c in columns}), text
 
 
 def noise_floor(
-    samples: pd.DataFrame, n_boot: int = bootstrap.N_BOOT, seed: int = 0, level: float = bootstrap.LEVEL
+    samples: pd.DataFrame,
+    n_boot: int = bootstrap.N_BOOT,
+    seed: int = 0,
+    level: float = bootstrap.LEVEL,
+    unmatched: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(per sub-benchmark and seed, per category and OVERALL, per sub-benchmark text).
 
-    The first frame has subtask, seed, :data:`COLUMNS` (the observed figures) and :data:`INTERVALS`; the
-    second category, ``<column>_mean`` (the macro average over seeds) and :data:`INTERVALS`; the third
-    :data:`TEXT` per sub-benchmark, for every sub-benchmark (also those without a floor).
+    The first frame has subtask, seed, :data:`SHARED_COLUMN`, :data:`COLUMNS` (the observed figures) and
+    :data:`INTERVALS`; the second category, ``<column>_mean`` (the macro average over seeds, every column over
+    the same rows: those with a floor), ``noise_rows`` (how many sub-benchmarks those are), :data:`SHARED_COLUMN`
+    (any of its rows) and :data:`INTERVALS`; the third :data:`TEXT` per sub-benchmark, for every sub-benchmark
+    (also those without a floor). ``unmatched``: as :func:`replicates`.
     """
-    reps, texts = replicates(samples, n_boot, seed)
+    reps, texts = replicates(samples, n_boot, seed, unmatched)
     tail = (1.0 - level) / 2.0
     observed = reps[reps["replicate"] == -1]
     drawn = reps[reps["replicate"] >= 0]
+    spread = [c for c in COLUMNS if c not in HEADLINE]
 
     def bounds(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-        grouped = frame.groupby(keys, sort=False)[list(COLUMNS)]
+        grouped = frame.groupby(keys, sort=False)[spread]
         lo, hi = grouped.quantile(tail).add_suffix("_lo"), grouped.quantile(1.0 - tail).add_suffix("_hi")
         return pd.concat([lo, hi], axis=1)[list(INTERVALS)]
 
+    cat_columns = ["category", *(f"{c}_mean" for c in COLUMNS), "noise_rows", SHARED_COLUMN, *INTERVALS]
     if observed.empty:
-        empty = pd.DataFrame(columns=["subtask", "seed", *COLUMNS, *INTERVALS])
-        return empty, pd.DataFrame(columns=["category", *(f"{c}_mean" for c in COLUMNS), *INTERVALS]), texts
-    rows = observed.set_index(["subtask", "seed"])[list(COLUMNS)].join(bounds(drawn, ["subtask", "seed"]))
-    macro = metrics.macro_means(drawn, COLUMNS, by=["replicate"]).reset_index()
+        empty = pd.DataFrame(columns=["subtask", "seed", SHARED_COLUMN, *COLUMNS, *INTERVALS])
+        return empty, pd.DataFrame(columns=cat_columns), texts
+    observed = observed.astype({c: float for c in COLUMNS})
+    drawn = drawn.astype({c: float for c in COLUMNS})
+    rows = observed.set_index(["subtask", "seed"])[[SHARED_COLUMN, *COLUMNS]].join(bounds(drawn, ["subtask", "seed"]))
+    macro = metrics.macro_means(drawn, spread, by=["replicate"]).reset_index()
     means = metrics.macro_means(observed, COLUMNS).add_suffix("_mean")
-    cats = means.join(bounds(macro, ["category"]))
-    return rows.reset_index(), cats.reset_index(), texts
+    counts = observed.groupby("category")["subtask"].nunique()
+    counts[metrics.OVERALL] = observed["subtask"].nunique()
+    shared = observed.groupby("category")[SHARED_COLUMN].any()
+    shared[metrics.OVERALL] = bool(observed[SHARED_COLUMN].any())
+    cats = means.assign(
+        noise_rows=counts.reindex(means.index).to_numpy(), **{SHARED_COLUMN: shared.reindex(means.index).to_numpy()}
+    )
+    cats = cats.join(bounds(macro, ["category"]))
+    return rows.reset_index(), cats.reset_index()[cat_columns], texts

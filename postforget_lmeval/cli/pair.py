@@ -12,6 +12,7 @@ from postforget_lmeval.cli.console import MAX_WARNINGS, Bar, consoles, escape, f
 from postforget_lmeval.errors import PairingError
 from postforget_lmeval.pairing.options import PairOptions
 from postforget_lmeval.report import gate, paper, sensitivity
+from postforget_lmeval.report.analyses_md import shared_seed_warning
 from postforget_lmeval.report.files import write_outputs
 from postforget_lmeval.report.paper_table import rich_table
 from postforget_lmeval.sources import FORMATS
@@ -173,6 +174,8 @@ def command(argv: Sequence[str]) -> int:
         err.print(f"[yellow]warning:[/] {escape(w)}")
     if len(result.warnings) > MAX_WARNINGS:
         err.print(f"[yellow]warning:[/] ... and {len(result.warnings) - MAX_WARNINGS} more (all in summary.json)")
+    if shared := shared_seed_warning(result):
+        err.print(f"[yellow]noise floor:[/] {escape(shared)}")
     totals, timing = result.summary["totals"], result.summary["timing"]
     err.print(
         f"paired {totals['items_paired']} items in {totals['subtasks_paired']} sub-benchmarks "

@@ -141,6 +141,28 @@ def _warn_seeds(report: dict[str, Any], got: Collected) -> None:
         got.warnings.append(f"{message} ({len(subtasks)} sub-benchmark(s): {listing(subtasks, 5)})")
 
 
+UNMATCHED_COLUMNS = ["side", "subtask", "seed", "replicate", "doc_id", "correct", "k", "cluster"]
+
+
+def unmatched_runs(tables: dict[str, pd.DataFrame], report: dict[str, Any]) -> pd.DataFrame:
+    """The items of each side's seeds left without a partner by :func:`seed_plan` (``report``'s
+    ``unmatched_before``/``unmatched_after``), as :data:`UNMATCHED_COLUMNS`: out of the paired figures, but runs
+    of that side all the same, which its noise floor reads."""
+    parts = [pd.DataFrame(columns=UNMATCHED_COLUMNS)]
+    for side, frame in tables.items():
+        wanted = [(subtask, seed) for subtask, r in report.items() for seed in r[f"unmatched_{side}"]]
+        if not wanted:
+            continue
+        runs = pd.MultiIndex.from_arrays([frame["subtask"].astype(str), frame["seed_value"].astype(str)])
+        rows = frame.loc[runs.isin(wanted)]
+        parts.append(
+            rows.assign(side=side, subtask=rows["subtask"].astype(str), seed=rows["seed_value"].astype(str))[
+                UNMATCHED_COLUMNS
+            ]
+        )
+    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+
+
 def join(before: pd.DataFrame, after: pd.DataFrame, plan: pd.DataFrame) -> pd.DataFrame:
     """Outer join of the matched seeds on :data:`JOIN_KEY`, sorted by it; raises on a doc_hash mismatch."""
     keep = list(_KEEP)

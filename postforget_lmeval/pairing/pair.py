@@ -157,6 +157,7 @@ def pair_runs(
     result = PairResult(
         subtasks=subtasks, categories=categories, samples=tables.samples_frame(paired), agreement=agreement,
         summary={}, warnings=got.warnings, notes=got.notes,
+        unmatched=join.unmatched_runs(side_tables, seed_report),
     )  # fmt: skip
     result.summary = provenance.summary(
         roots=read.roots, formats={s: read.srcs[s].name for s in SIDES}, options=options, got=got,

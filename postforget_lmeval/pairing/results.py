@@ -36,3 +36,6 @@ class PairResult:
     warnings: list[str] = field(default_factory=list)  # problems: counted in summary, fatal with strict
     notes: list[str] = field(default_factory=list)  # choices made for the user, e.g. which filter
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)  # extra tables, written as <name>.csv
+    # the items of seeds without a partner on the other side (join.unmatched_runs): not in the paired figures, read
+    # by the noise floor, which uses every seed a side logged
+    unmatched: pd.DataFrame = field(default_factory=pd.DataFrame)

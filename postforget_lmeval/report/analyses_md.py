@@ -12,8 +12,13 @@ from postforget_lmeval.report.markdown import markdown_table
 
 _TOP = 15  # rows listed in the per-sub-benchmark tables
 NOISE_LEGEND = (
-    "Floor: the same figures for each side's seeds paired with each other (the model against itself), averaged "
-    "over seed pairs and sides; beyond noise: the figure minus its floor, with a 95% bootstrap interval. "
+    "Floor: the same figures for each side's seeds (every seed it logged) paired with each other (the model against "
+    "itself), averaged over seed pairs; floor before / after: each side's own; the floor subtracted pools both "
+    "sides when both sample with two or more seeds, else is the one side that does ('floor from'; a greedy side, "
+    "whose seeds always agree, is left out); log-likelihood scoring: 0. Beyond noise: the figure minus its floor, "
+    "with a 95% bootstrap interval; F_true, floor and beyond average the same sub-benchmarks (those with a floor). "
+    "⚠ shared seed: both sides sampled with the same seed, so their guesses are correlated and beyond noise is "
+    "biased down; rerun one side under different seeds and pair with --seed-match order. "
     "NFR/NFI and PFR/PFI: negative and positive flip rate and impact (Yan et al., 2021); docs/method.md."
 )
 
@@ -117,49 +122,67 @@ def _above_max(result: PairResult) -> list[str]:
 
 
 def _beyond(row: pd.Series, metric: str) -> str:
-    """``metric`` beyond the noise floor with its interval, in %, or the reason there is none."""
+    """``metric`` beyond the noise floor with its interval, in %, flagged where a shared seed biases it; '–' where
+    there is no floor (the floor's cell says why)."""
     value = row.get(f"{metric}_beyond_noise_mean")
     if value is None or pd.isna(value):
-        return row.get("noise_note") or "–"
+        return "–"
     lo, hi = row.get(f"{metric}_beyond_noise_lo"), row.get(f"{metric}_beyond_noise_hi")
-    return f"{_pct(value)} [{_pct(lo)}, {_pct(hi)}]"
+    shared = row.get("noise_shared_seed")
+    flag = " ⚠ shared seed" if shared is not None and not pd.isna(shared) and bool(shared) else ""
+    return f"{_pct(value)} [{_pct(lo)}, {_pct(hi)}]{flag}"
 
 
 def noise_frame(result: PairResult) -> pd.DataFrame:
     """Per category and OVERALL (macro): F_true and BT_true, the noise floor beside each and the figure beyond it
-    with its 95% interval, and the flip metrics; empty when ``annotate`` has not run."""
+    with its 95% interval, all averaged over the same sub-benchmarks (those with a floor, counted in
+    ``sub-benchmarks``), each side's own floor, whose floor is subtracted, the note, and the flip metrics; empty
+    when ``annotate`` has not run."""
     macro = _macro(result)
     if "F_true_noise_mean" not in macro:
         return pd.DataFrame()
+    counts = result.subtasks.groupby("category")["subtask"].nunique()
+    counts["OVERALL"] = result.subtasks["subtask"].nunique()
     rows = []
     for _, r in macro.iterrows():
-        floor = r["F_true_noise_mean"]
-        no_floor = pd.isna(floor)
         rows.append(
             {
                 "category": r["category"],
-                "F_true": _pct(r["F_true_mean"]),
-                "F_true floor": r["noise_note"] if no_floor and r["noise_note"] else _pct(floor),
+                "sub-benchmarks": f"{_num(r.get('noise_rows'))} of {int(counts.get(r['category'], 0))}",
+                "F_true": _pct(r.get("F_true_headline_mean")),
+                "F_true floor": _pct(r["F_true_noise_mean"]),
                 "F_true beyond noise [95% CI]": _beyond(r, "F_true"),
-                "BT_true": _pct(r["BT_true_mean"]),
-                "BT_true floor": "″" if no_floor and r["noise_note"] else _pct(r["BT_true_noise_mean"]),
-                "BT_true beyond noise [95% CI]": "″" if no_floor and r["noise_note"] else _beyond(r, "BT_true"),
+                "BT_true": _pct(r.get("BT_true_headline_mean")),
+                "BT_true floor": _pct(r["BT_true_noise_mean"]),
+                "BT_true beyond noise [95% CI]": _beyond(r, "BT_true"),
+                "floor before": _pct(r.get("F_true_noise_before_mean")),
+                "floor after": _pct(r.get("F_true_noise_after_mean")),
+                "floor from": r.get("noise_floor_from") or "–",
                 **{m: _pct(r.get(f"{m}_mean")) for m in ("NFR", "NFI", "PFR", "PFI")},
+                "note": r.get("noise_note") or "",
             }
         )
     return pd.DataFrame(rows)
+
+
+def shared_seed_warning(result: PairResult) -> str:
+    """The shared-seed flag in a sentence naming the rows, or '' when no headline row shares a sampling seed."""
+    flag = result.summary.get("analyses", {}).get("noise_floor", {}).get("shared_seed", {})
+    if not flag.get("flagged"):
+        return ""
+    rows = flag["rows"]
+    listed = ", ".join(rows[:5]) + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
+    return f"{listed}: {flag['warning']}"
 
 
 def _noise(result: PairResult) -> list[str]:
     frame = noise_frame(result)
     if frame.empty:
         return []
-    lines = [
-        "### Forgetting or sampling? The noise floor and the flips",
-        "",
-        NOISE_LEGEND,
-        "",
-    ]
+    lines = ["### Forgetting or sampling? The noise floor and the flips", "", NOISE_LEGEND, ""]
+    warning = shared_seed_warning(result)
+    if warning:
+        lines += [f"**⚠ {warning}**", ""]
     return lines + _table(list(frame.columns), frame.astype(str).to_numpy().tolist()) + [""]
 
 

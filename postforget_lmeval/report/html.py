@@ -23,7 +23,7 @@ from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.pairing.results import PairResult
 from postforget_lmeval.report import paper
 from postforget_lmeval.report import paper_table as report
-from postforget_lmeval.report.analyses_md import NOISE_LEGEND, above_max_rows, noise_frame
+from postforget_lmeval.report.analyses_md import NOISE_LEGEND, above_max_rows, noise_frame, shared_seed_warning
 from postforget_lmeval.report.csv_safe import write_csv
 from postforget_lmeval.scoring import option_letter
 
@@ -271,6 +271,7 @@ def render(result: PairResult, png: bytes | None, tables: report.ReportTables | 
                 "noise-floor",
                 "Forgetting or sampling: the noise floor and the flips (macro, %)",
                 f'<p class="muted">{_e(NOISE_LEGEND)}</p>'
+                + (f"<p><strong>⚠ {_e(shared)}</strong></p>" if (shared := shared_seed_warning(result)) else "")
                 + table_html(noise, total_last=True, text_columns=noise.columns),
             )
         )

@@ -11,7 +11,8 @@ import pytest
 
 from postforget_lmeval import pair
 from postforget_lmeval.analyses import _noise as noise
-from tests.helpers.lmeval_runs import ours, write_run
+from postforget_lmeval.report.analyses_md import noise_frame
+from tests.helpers.lmeval_runs import ordinary, ours, write_run
 
 
 def _runs(root: Path, bits: dict[str, list[str]]) -> None:
@@ -22,21 +23,28 @@ def _runs(root: Path, bits: dict[str, list[str]]) -> None:
 
 def test_floor_by_hand(tmp_path: Path) -> None:
     # before s0 -> s1: 1->0 at items 5, 6, 0->1 at item 8: (0.2 + 0.1) / 2 = 0.15; chance 0.2 * 0.3 / 3 = 0.02,
-    # F_true 0.18, BT_true 0.08: 0.13. After: both seeds equal: 0 and 0. Floor: mean of the sides.
+    # F_true 0.18, BT_true 0.08: 0.13. After: both seeds equal (greedy): 0 and 0, left out of the floor subtracted,
+    # which is the before side's (averaging the after side's 0 in would halve it to 0.075).
     _runs(tmp_path, {"before": ["1111111100", "1111100110"], "after": ["1111110010", "1111110010"]})
     result = pair(tmp_path / "before", tmp_path / "after")
     rows = result.subtasks.set_index("seed")
-    assert rows["F_noise"].tolist() == pytest.approx([0.075, 0.075])
-    assert rows["BT_noise"].tolist() == pytest.approx([0.075, 0.075])
-    assert rows["F_true_noise"].tolist() == pytest.approx([0.065, 0.065])
+    assert rows["F_noise"].tolist() == pytest.approx([0.15, 0.15])
+    assert rows["BT_noise"].tolist() == pytest.approx([0.15, 0.15])
+    assert rows["F_true_noise"].tolist() == pytest.approx([0.13, 0.13])
+    assert rows["F_noise_before"].tolist() == pytest.approx([0.15, 0.15])
+    assert rows["F_true_noise_before"].tolist() == pytest.approx([0.13, 0.13])
+    assert rows["F_noise_after"].tolist() == [0.0, 0.0] and rows["F_true_noise_after"].tolist() == [0.0, 0.0]
     # seed 0: F 0.2, F_true 0.18; seed 1 (1111100110 -> 1111110010): F 0.1, BT 0.1, chance 0.03, F_true 0.07
-    assert rows["F_beyond_noise"].tolist() == pytest.approx([0.125, 0.025])
-    assert rows["F_true_beyond_noise"].tolist() == pytest.approx([0.115, 0.005])
-    assert rows["BT_true_beyond_noise"].tolist() == pytest.approx([0.08 - 0.065, 0.07 - 0.065])
-    assert set(rows["noise_note"]) == {""} and set(rows["noise_seeds"]) == {"seeds: before 2, after 2"}
+    assert rows["F_beyond_noise"].tolist() == pytest.approx([0.05, -0.05])
+    assert rows["F_true_beyond_noise"].tolist() == pytest.approx([0.05, -0.06])
+    assert rows["BT_true_beyond_noise"].tolist() == pytest.approx([0.08 - 0.13, 0.07 - 0.13])
+    assert set(rows["noise_note"]) == {noise.greedy_note("after", "before")}
+    assert set(rows["noise_floor_from"]) == {"before"} and set(rows["noise_seeds"]) == {"seeds: before 2, after 2"}
+    assert not rows["noise_shared_seed"].any()  # a greedy side draws no random numbers: sharing seeds is harmless
     overall = result.categories.query("average == 'macro' and category == 'OVERALL'").iloc[0]
-    assert overall["F_true_beyond_noise_mean"] == pytest.approx(0.06)
-    assert overall["F_true_beyond_noise_lo"] <= 0.06 <= overall["F_true_beyond_noise_hi"]
+    assert overall["F_true_beyond_noise_mean"] == pytest.approx(-0.005)
+    assert overall["F_true_beyond_noise_lo"] <= -0.005 <= overall["F_true_beyond_noise_hi"]
+    assert overall["noise_floor_from"] == "before" and overall["noise_note"] == noise.greedy_note("after", "before")
 
 
 def test_one_seed_says_the_floor_needs_two(tmp_path: Path) -> None:
@@ -46,6 +54,177 @@ def test_one_seed_says_the_floor_needs_two(tmp_path: Path) -> None:
     assert result.subtasks["F_noise"].isna().all() and result.subtasks["F_true_beyond_noise"].isna().all()
     overall = result.categories.query("average == 'macro' and category == 'OVERALL'").iloc[0]
     assert overall["noise_note"] == noise.NEEDS_TWO
+
+
+def _frame(rows: list[dict[str, object]]) -> pd.DataFrame:
+    """A samples table of one sub-benchmark 'sim' (category 'Sim'), k 4 unless a row says otherwise."""
+    return pd.DataFrame([{"subtask": "sim", "category": "Sim", "replicate": 0, "k": 4.0, **r} for r in rows])
+
+
+def _paired(bits: dict[str, dict[str, str]], k: list[float] | None = None) -> pd.DataFrame:
+    """samples of 'sim' from {seed label: {side: 0/1 string ('.': not paired), 'seeds': 'b~a' seeds}}."""
+    rows = []
+    for label, per in bits.items():
+        seed_before, seed_after = per.get("seeds", f"{label}~{label}").split("~")
+        for i, (b, a) in enumerate(zip(per["before"], per["after"])):
+            if "." in (b, a):
+                continue
+            rows.append(
+                {"doc_id": i, "seed": label, "seed_before": seed_before, "seed_after": seed_after,
+                 "before": float(b), "after": float(a), "k": (k or [4.0] * len(per["before"]))[i]}
+            )  # fmt: skip
+    return _frame(rows)
+
+
+def _unmatched(side: str, seeds: dict[str, str]) -> pd.DataFrame:
+    """PairResult.unmatched rows of 'sim': one side's seeds without a partner, {seed: 0/1 string}."""
+    rows = [
+        {"side": side, "subtask": "sim", "seed": seed, "replicate": 0, "doc_id": i, "correct": int(b), "k": 4.0,
+         "cluster": None}
+        for seed, bits in seeds.items() for i, b in enumerate(bits)
+    ]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_one_seed_before_three_after_reads_the_unmatched_after_seeds(tmp_path: Path) -> None:
+    # after s0 1111100000, s1 1111010000, s2 1100110000: pairs (0,1) F 0.1 BT 0.1, (0,2) F 0.2 BT 0.1, (1,2) F 0.2
+    # BT 0.1: floor (0.1 + 0.15 + 0.15) / 3 = 0.4 / 3, the after side's. Headline s0 ~ s0: F 0.3.
+    after = ["1111100000", "1111010000", "1100110000"]
+    _runs(tmp_path, {"before": ["1111111100"], "after": after})
+    result = pair(tmp_path / "before", tmp_path / "after")  # auto: seed 0 matches, after seeds 1 and 2 are unmatched
+    row = result.subtasks.iloc[0]
+    assert result.summary["seed_matching"]["arc_easy"]["unmatched_after"] == ["1", "2"]
+    assert sorted(result.unmatched["seed"].unique()) == ["1", "2"] and set(result.unmatched["side"]) == {"after"}
+    assert result.summary["analyses"]["noise_floor"]["unmatched_seed_runs_read"] == 2
+    assert row["noise_floor_from"] == "after" and row["noise_seeds"] == "seeds: before 1, after 3"
+    assert row["F_noise"] == pytest.approx(0.4 / 3) and row["F_noise_after"] == pytest.approx(0.4 / 3)
+    assert np.isnan(row["F_noise_before"]) and np.isnan(row["F_true_noise_before"])
+    assert row["F_beyond_noise"] == pytest.approx(0.3 - 0.4 / 3)
+    assert row["F"] == pytest.approx(0.3) and row["n"] == 10  # the headline still pairs seed 0 alone
+    # before seed 0 ~ after seed 0: one random stream for both, and the before side may sample: flagged
+    assert bool(row["noise_shared_seed"]) and noise.SHARED in row["noise_note"]
+
+
+def test_order_matching_keeps_the_unmatched_seeds_for_the_floor(tmp_path: Path) -> None:
+    for seed, bits in ((5, "1111111100"),):
+        write_run(tmp_path / "before" / f"s{seed}", ours("arc_easy", bits, category="Logic"), seed=seed)
+    for seed, bits in enumerate(["1111100000", "1111010000", "1100110000"]):
+        write_run(tmp_path / "after" / f"s{seed}", ours("arc_easy", bits, category="Logic"), seed=seed)
+    result = pair(tmp_path / "before", tmp_path / "after", seed_match="order")
+    row = result.subtasks.iloc[0]
+    assert row["seed"] == "5~0" and row["noise_floor_from"] == "after"
+    assert row["F_noise"] == pytest.approx(0.4 / 3) and not row["noise_shared_seed"]
+    assert noise.SHARED not in row["noise_note"]
+
+
+def test_both_sides_sampling_pool_their_floors() -> None:
+    # before s0 ~ s1: F 0.1 BT 0.1 (0.1); after s0 ~ s1: F 0.2 BT 0.1 (0.15): pooled 0.125
+    samples = _paired(
+        {"0": {"before": "1111100000", "after": "1111100000", "seeds": "0~7"},
+         "1": {"before": "1111010000", "after": "1100110000", "seeds": "1~8"}}
+    )  # fmt: skip
+    rows, cats, texts = noise.noise_floor(samples, n_boot=20)
+    assert rows["F_noise_before"].tolist() == pytest.approx([0.1, 0.1])
+    assert rows["F_noise_after"].tolist() == pytest.approx([0.15, 0.15])
+    assert rows["F_noise"].tolist() == pytest.approx([0.125, 0.125])
+    assert texts["noise_floor_from"].tolist() == [noise.POOLED] and texts["noise_note"].tolist() == [""]
+    assert not rows[noise.SHARED_COLUMN].any()  # 0 ~ 7 and 1 ~ 8: different seeds per side
+
+
+def test_an_item_missing_under_one_seed_leaves_the_chance_baseline_of_the_items_logged_under_both() -> None:
+    # before s0 11001, s1 1010. (item 4, k 2, not logged under s1). On items 0-3 (k 4): F 0.25, BT 0.25, accuracy
+    # 0.5 and 0.5, k_eff 4, chance 0.5 * 0.5 / 3: F_true floor 0.25 - 1/12 = 1/6. With item 4 counted (k_eff 10/3 or
+    # the accuracies over 5 items) it would not be.
+    samples = _paired(
+        {"0": {"before": "11001", "after": "11001", "seeds": "0~7"}, "1": {"before": "1010.", "after": "1010.",
+                                                                           "seeds": "1~8"}},
+        k=[4.0, 4.0, 4.0, 4.0, 2.0],
+    )  # fmt: skip
+    rows, _, _ = noise.noise_floor(samples, n_boot=10)
+    assert rows["F_true_noise_before"].tolist() == pytest.approx([1 / 6, 1 / 6])
+
+
+def test_the_floor_reads_each_seeds_first_replicate() -> None:
+    # two seeds a side, two replicates each: replicate 0 differs between the seeds (floor 0.25 on 4 items), replicate
+    # 1 is the same under both (floor 0); the floor reads replicate 0
+    rows = []
+    for seed, (rep0, rep1) in {"0": ("1100", "1111"), "1": ("1010", "1111")}.items():
+        for rep, bits in ((0, rep0), (1, rep1)):
+            for i, b in enumerate(bits):
+                label = f"{seed}#r{rep}"
+                rows.append({"doc_id": i, "seed": label, "replicate": rep, "seed_before": seed, "seed_after": seed,
+                             "before": float(b), "after": float(b)})  # fmt: skip
+    out, _, texts = noise.noise_floor(_frame(rows), n_boot=10)
+    assert out["F_noise_before"].tolist() == pytest.approx([0.25] * 4)
+    assert out["F_noise"].tolist() == pytest.approx([0.25] * 4)
+    assert texts["noise_seeds"].tolist() == ["seeds: before 2, after 2"]
+
+
+def test_the_intervals_are_the_stated_quantiles_of_the_replicates() -> None:
+    rng = np.random.default_rng(3)
+    samples = _simulated(rng, CHANGED, 60, 2).assign(seed_before=lambda d: d["seed"], seed_after="9")
+    samples["seed_after"] = samples["seed"].map({"0": "7", "1": "8"})
+    reps, _ = noise.replicates(samples, n_boot=50, seed=4)
+    rows, cats, _ = noise.noise_floor(samples, n_boot=50, seed=4, level=0.8)
+    drawn = reps[(reps["replicate"] >= 0) & (reps["seed"] == "0")]
+    row = rows.set_index("seed").loc["0"]
+    for column in ("F_noise", "F_true_beyond_noise", "F_noise_before"):
+        values = drawn[column].astype(float)
+        assert row[f"{column}_lo"] == pytest.approx(values.quantile(0.1))
+        assert row[f"{column}_hi"] == pytest.approx(values.quantile(0.9))
+
+
+def test_the_floor_draws_whole_stories_where_items_share_one() -> None:
+    # two stories of 10 questions: a replicate holds story A twice, A and B, or B twice, so the floor takes at most
+    # three values over the replicates (drawn item by item it would take many)
+    samples = _paired(
+        {"0": {"before": "11110000001111100000", "after": "11110000001111100000", "seeds": "0~7"},
+         "1": {"before": "11000000001010101010", "after": "11000000001010101010", "seeds": "1~8"}}
+    ).assign(cluster=lambda d: np.where(d["doc_id"] < 10, "story A", "story B"))  # fmt: skip
+    reps, _ = noise.replicates(samples, n_boot=200, seed=5)
+    drawn = reps[(reps["replicate"] >= 0) & (reps["seed"] == "0")]
+    assert drawn["F_noise_before"].round(12).nunique() <= 3
+    assert drawn["F_beyond_noise"].round(12).nunique() <= 3
+
+
+def test_log_likelihood_scoring_has_floor_0_and_beyond_the_figure_itself(tmp_path: Path) -> None:
+    mc = {"mc_task": {"output_type": "multiple_choice"}}
+    write_run(tmp_path / "before", ordinary("mc_task", "1111100000", n_options=4), configs=mc)
+    write_run(tmp_path / "after", ordinary("mc_task", "1110000011", n_options=4), configs=mc)
+    result = pair(tmp_path / "before", tmp_path / "after")
+    row = result.subtasks.iloc[0]
+    assert row["noise_note"] == noise.LOGLIKELIHOOD and row["noise_floor_from"] == "log-likelihood"
+    assert row["F_noise"] == 0.0 and row["F_true_noise"] == 0.0
+    assert row["F_true_beyond_noise"] == pytest.approx(row["F_true"]) and row["F_true"] > 0
+    assert row["BT_true_beyond_noise"] == pytest.approx(row["BT_true"])
+    overall = result.categories.query("average == 'macro' and category == 'OVERALL'").iloc[0]
+    assert overall["F_true_beyond_noise_mean"] == pytest.approx(row["F_true"])
+    frame = noise_frame(result).set_index("category")
+    assert frame.loc["OVERALL", "F_true floor"] == "0.0%"  # a number, not a sentence
+
+
+def test_the_noise_table_averages_F_true_over_the_rows_with_a_floor(tmp_path: Path) -> None:
+    # arc_easy: two seeds a side, each sampling; piqa_main: seed 0 only, so no floor
+    for side, per_seed in {"before": ["1111111100", "1111100110"], "after": ["1111110010", "1111110011"]}.items():
+        for seed, bits in enumerate(per_seed):
+            tasks = ours("arc_easy", bits, category="Logic")
+            if seed == 0:
+                tasks |= ours("piqa_main", "1111111111" if side == "before" else "0000000000", category="Logic")
+            write_run(tmp_path / side / f"s{seed}", tasks, seed=seed)
+    result = pair(tmp_path / "before", tmp_path / "after")
+    sub = result.subtasks
+    arc = sub[sub["subtask"] == "arc_easy"]
+    logic = result.categories.query("average == 'macro' and category == 'Logic'").iloc[0]
+    assert logic["noise_rows"] == 1
+    assert logic["F_true_headline_mean"] == pytest.approx(arc["F_true"].mean())
+    assert logic["F_true_headline_mean"] - logic["F_true_noise_mean"] == pytest.approx(
+        logic["F_true_beyond_noise_mean"]
+    )
+    frame = noise_frame(result).set_index("category")
+    assert frame.loc["Logic", "F_true"] == f"{100 * arc['F_true'].mean():.1f}%"
+    assert frame.loc["Logic", "sub-benchmarks"] == "1 of 2"
+    # arc_easy's seeds 0 and 1 are on both sides, and both sides sample: the shared-seed flag
+    assert logic["noise_note"] == f"1 of 3 rows without a floor; {noise.SHARED}"
 
 
 # item types (p before, q after), drawn with equal probability: the population's figures are their means
