@@ -36,3 +36,5 @@ class PairResult:
     warnings: list[str] = field(default_factory=list)  # problems: counted in summary, fatal with strict
     notes: list[str] = field(default_factory=list)  # choices made for the user, e.g. which filter
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)  # extra tables, written as <name>.csv
+    # the log-likelihood twins beside the generative runs, per paired item (pairing.twins.COLUMNS); empty if none
+    twins: pd.DataFrame = field(default_factory=pd.DataFrame)
