@@ -7,7 +7,9 @@ Three questions a reader asks of a forgetting figure, each answered by its own m
 * is it more than noise: exact McNemar tests with Benjamini-Hochberg q-values (``_significance``) and
   percentile bootstrap intervals of F_true / BT_true (``_bootstrap``);
 * was it coming: the drift of the gold option's probability in log-likelihood multiple-choice runs
-  (``_drift``).
+  (``_drift``);
+* knowledge or format: whether the log-likelihood twin of a flipped item still ranks the gold option first
+  (``_knowledge``).
 
 :func:`annotate` runs them all in order; :func:`terminal_columns` picks what the terminal's category
 table shows of them.

@@ -22,7 +22,7 @@ from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.pairing.results import PairResult
 from postforget_lmeval.report import paper
 from postforget_lmeval.report import paper_table as report
-from postforget_lmeval.report.analyses_md import NOISE_LEGEND, noise_frame
+from postforget_lmeval.report.analyses_md import KNOWLEDGE_LEGEND, NOISE_LEGEND, knowledge_frame, noise_frame
 from postforget_lmeval.report.csv_safe import write_csv
 from postforget_lmeval.scoring import option_letter
 
@@ -148,14 +148,26 @@ def _answer(value: Any) -> str:
     return "–" if value is None or (isinstance(value, float) and value != value) else _e(value)
 
 
+KNOWLEDGE_CARD = {
+    "kept": "knowledge kept: the after model still ranks the gold option first",
+    "lost": "knowledge lost: the after model no longer ranks the gold option first",
+    "there before": "knowledge there before: the before model already ranked the gold option first",
+    "not there before": "knowledge not there before: the before model did not rank the gold option first",
+}
+"""A card's line for the item's knowledge label (samples' ``knowledge``, from its log-likelihood twin)."""
+
+
 def _item_card(row: Any, transition: str) -> str:
     cls = "item" if transition == "1->0" else "item gained"
     status = lambda s: f" ({_e(s)})" if isinstance(s, str) and s and s != "answered" else ""  # noqa: E731 - a one-line helper beside its only use
+    knowledge = KNOWLEDGE_CARD.get(getattr(row, "knowledge", ""), "")
     return (
         f'<div class="{cls}"><b>{_e(row.subtask)}</b> doc_id {_e(row.doc_id)} · '
         f"{transition} under {int(row.times)} of {int(row.of)} seed(s)<pre>{_e(_question(row))}</pre>"
         f"gold <b>{_answer(row.gold)}</b> · before <b>{_answer(row.answer_before)}</b>{status(row.status_before)}"
-        f" · after <b>{_answer(row.answer_after)}</b>{status(row.status_after)}</div>"
+        f" · after <b>{_answer(row.answer_after)}</b>{status(row.status_after)}"
+        + (f'<br><span class="muted">{_e(knowledge)}</span>' if knowledge else "")
+        + "</div>"
     )
 
 
@@ -270,6 +282,16 @@ def render(result: PairResult, png: bytes | None, tables: report.ReportTables | 
                 "Forgetting or sampling: the noise floor and the flips (macro, %)",
                 f'<p class="muted">{_e(NOISE_LEGEND)}</p>'
                 + table_html(noise, total_last=True, text_columns=noise.columns),
+            )
+        )
+    knowledge = knowledge_frame(result)
+    if not knowledge.empty:
+        sections.append(
+            (
+                "knowledge",
+                "Knowledge or format: the log-likelihood twins",
+                f'<p class="muted">{_e(KNOWLEDGE_LEGEND)}</p>'
+                + table_html(knowledge, total_last=True, text_columns=knowledge.columns),
             )
         )
     extra = report.extra_tables(result)

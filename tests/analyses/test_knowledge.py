@@ -106,3 +106,17 @@ def test_twins_alone_are_the_headline(tmp_path: Path) -> None:
     assert row["task_before"] == "postforget_arc_easy_ll"
     assert [list(v) for v in result.samples["option_ll_before"]][0] == [-1.0, -5.0, -5.0, -5.0]  # read from the record
     assert "knowledge" not in result.tables and "knowledge" not in result.samples
+
+
+def test_report_md_and_html_say_which_knowledge(paired, tmp_path: Path) -> None:
+    write_outputs(paired, tmp_path / "out", plot=False)
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "### Knowledge or format? The log-likelihood twins" in md
+    assert "| OVERALL | 6 | 3 / 3 | 50.0% [" in md and "| 4 | 75.0% [" in md
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert 'id="knowledge"' in page
+    # the cards: arc_easy's items 1, 2 kept, 3, 4 lost; piqa's 0 kept, 1 lost; 0->1: 5, 6, piqa 2 there, 7 not
+    assert page.count("knowledge kept: the after model still ranks the gold option first") == 3
+    assert page.count("knowledge lost: the after model no longer ranks the gold option first") == 3
+    assert page.count("knowledge there before: the before model already ranked") == 3
+    assert page.count("knowledge not there before") == 1
