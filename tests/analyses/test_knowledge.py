@@ -120,3 +120,25 @@ def test_report_md_and_html_say_which_knowledge(paired, tmp_path: Path) -> None:
     assert page.count("knowledge lost: the after model no longer ranks the gold option first") == 3
     assert page.count("knowledge there before: the before model already ranked") == 3
     assert page.count("knowledge not there before") == 1
+
+
+@pytest.mark.slow
+def test_intervals_cover_the_known_share() -> None:
+    """Simulated items of known truth: 1->0 with probability 0.5, then knowledge kept with probability 0.6 (sub-benchmark
+    a) or 0.3 (b), so the category's pooled share is 0.45. The 95% intervals cover the truth about 95% of the time."""
+    rng = np.random.default_rng(7)
+    truth = {"a": 0.6, "b": 0.3, "": 0.45}
+    hits = {key: 0 for key in truth}
+    sims = 200
+    for _ in range(sims):
+        frames = []
+        for subtask in ("a", "b"):
+            forgot = rng.random(80) < 0.5
+            kept = rng.random(80) < truth[subtask]
+            label = np.where(forgot, np.where(kept, knowledge.KEPT, knowledge.LOST), "")
+            frames.append(pd.DataFrame({"category": "C", "subtask": subtask, "doc_id": range(80), "knowledge": label}))
+        table = knowledge.knowledge_table(pd.concat(frames, ignore_index=True), n_boot=300, seed=int(rng.integers(1e9)))
+        for row in table[table["level"] != "overall"].itertuples():
+            hits[row.subtask] += row.kept_share_lo <= truth[row.subtask] <= row.kept_share_hi
+    for key, n in hits.items():
+        assert 0.90 <= n / sims <= 0.99, (key, n / sims)
