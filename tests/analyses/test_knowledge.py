@@ -124,8 +124,9 @@ def test_report_md_and_html_say_which_knowledge(paired, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_intervals_cover_the_known_share() -> None:
-    """Simulated items of known truth: 1->0 with probability 0.5, then knowledge kept with probability 0.6 (sub-benchmark
-    a) or 0.3 (b), so the category's pooled share is 0.45. The 95% intervals cover the truth about 95% of the time."""
+    """Simulated items of known truth: 1->0 with probability 0.5, then knowledge kept with probability 0.6
+    (sub-benchmark a) or 0.3 (b), so the category's pooled share is 0.45. The 95% intervals cover the truth about
+    95% of the time (measured: 0.935, 0.95, 0.935)."""
     rng = np.random.default_rng(7)
     truth = {"a": 0.6, "b": 0.3, "": 0.45}
     hits = {key: 0 for key in truth}
