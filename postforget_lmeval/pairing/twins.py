@@ -37,6 +37,14 @@ def set_aside(
     for (side, _), read, kept in zip(planned, reads, keep):
         if not kept:
             twins[side].append(read)
+    aside = {r.request.run.task for side in SIDES for r in twins[side]}
+    alone = sorted({req.run.task for (_, req), kept in zip(planned, keep) if kept and req.run.task in aside})
+    if alone:
+        got.warnings.append(
+            f"{listing(alone)}: beside its generative task on one side, alone on the other, where it is the headline: "
+            "that side's log-likelihood scores are paired with the other's generated answers; run the generative "
+            "task on both sides (or --exclude the twins)"
+        )
     for side in SIDES:
         if twins[side]:
             names = sorted({r.request.run.task for r in twins[side]})

@@ -143,3 +143,14 @@ def test_intervals_cover_the_known_share() -> None:
             hits[row.subtask] += row.kept_share_lo <= truth[row.subtask] <= row.kept_share_hi
     for key, n in hits.items():
         assert 0.90 <= n / sims <= 0.99, (key, n / sims)
+
+
+def test_a_twin_alone_on_one_side_is_a_warning(tmp_path: Path) -> None:
+    """Before ran the generative task and its twin, after only the twin: after's twin is its headline, paired with
+    before's generated answers, which the user must hear of."""
+    write_run(tmp_path / "before", {**ours("arc_easy", "10"), **twin("arc_easy", "11", "Logic")}, configs={})
+    write_run(tmp_path / "after", twin("arc_easy", "01", "Logic"), configs={"postforget_arc_easy_ll": MC})
+    result = pair(tmp_path / "before", tmp_path / "after")
+    row = result.subtasks.set_index("subtask").loc["arc_easy"]
+    assert (row["task_before"], row["task_after"]) == ("postforget_arc_easy", "postforget_arc_easy_ll")
+    assert any("postforget_arc_easy_ll: beside its generative task on one side, alone" in w for w in result.warnings)
