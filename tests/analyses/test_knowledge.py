@@ -154,3 +154,15 @@ def test_a_twin_alone_on_one_side_is_a_warning(tmp_path: Path) -> None:
     row = result.subtasks.set_index("subtask").loc["arc_easy"]
     assert (row["task_before"], row["task_after"]) == ("postforget_arc_easy", "postforget_arc_easy_ll")
     assert any("postforget_arc_easy_ll: beside its generative task on one side, alone" in w for w in result.warnings)
+
+
+def test_rescoring_leaves_the_twins_as_scored(tmp_path: Path) -> None:
+    """A twin's answer is the option of highest log-likelihood, not extracted text: --rescore keeps it and does not
+    call it unrescorable."""
+    _side(tmp_path / "before", 0), _side(tmp_path / "after", 1)
+    result = pair(tmp_path / "before", tmp_path / "after", rescore="strict")
+    rescore_warnings = [w for w in result.warnings if "cannot be rescored" in w]
+    assert len(rescore_warnings) == 6  # the generative runs' docs here lack pf_options: 3 tasks x 2 sides
+    assert not [w for w in rescore_warnings if "_ll_" in Path(w.split(": ")[1]).name]
+    twins = result.twins[result.twins["subtask"] == "arc_easy"].set_index("doc_id").loc[range(5), "correct_after"]
+    assert [int(v) for v in twins] == [0, 1, 1, 0, 0]  # ARC_TWIN's after bits for items 0-4
