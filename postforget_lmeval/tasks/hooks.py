@@ -3,7 +3,8 @@
 ``process_docs`` turns each benchmark's published rows into one normalised item (``_rows.py``:
 question text, option texts, gold answer, sub-benchmark and category); the prompt renderers and
 ``process_results`` only ever read those ``pf_*`` fields. Because the chat and base variants of a
-sub-benchmark share ``process_docs``, lm-eval logs the same ``doc`` and ``doc_hash`` for both; the
+sub-benchmark share ``process_docs``, lm-eval logs the same ``doc`` and ``doc_hash`` for both (and for the
+log-likelihood twin, which scores each option's text as a continuation: ``process_results_ll``); the
 instruction line and the exemplars are looked up at render time and never stored in the doc.
 """
 
