@@ -6,28 +6,36 @@ lm-eval loads this file by path, next to the YAMLs; the logic lives in the insta
 from postforget_lmeval.demo.facts import facts_dataset as load_demo_facts
 from postforget_lmeval.tasks.hooks import (
     description,
+    doc_to_choice,
     doc_to_target,
+    doc_to_target_index,
     doc_to_text_base,
     doc_to_text_base_direct,
     doc_to_text_chat,
+    doc_to_text_ll,
     fewshot_target_cot,
     process_results_base,
     process_results_base_direct,
     process_results_chat,
+    process_results_ll,
     records_k_eff,
     task_hooks,
 )
 
 __all__ = [
+    "doc_to_choice",
     "doc_to_target",
+    "doc_to_target_index",
     "doc_to_text_base",
     "doc_to_text_base_direct",
     "doc_to_text_chat",
+    "doc_to_text_ll",
     "fewshot_target_cot",
     "load_demo_facts",
     "process_results_base",
     "process_results_base_direct",
     "process_results_chat",
+    "process_results_ll",
     "records_k_eff",
 ]
 

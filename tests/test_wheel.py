@@ -33,7 +33,7 @@ def _listed(include_path: str, env: dict[str, str] | None = None, cwd: Path | No
 
 
 def _expected() -> set[str]:
-    return {s.task for s in suite()} | {s.base_task for s in suite()}
+    return {s.task for s in suite()} | {s.base_task for s in suite()} | {s.ll_task for s in suite() if s.has_ll_twin}
 
 
 @pytest.mark.slow

@@ -10,7 +10,9 @@ Three questions a reader asks of a forgetting figure, each answered by its own m
 * was it coming: the drift of the gold option's probability in log-likelihood multiple-choice runs
   (``_drift``);
 * did one recipe forget less than another: two pairs with one before, compared item by item (``_compare``);
-* how many items and seeds does a study need: the pilot's half-widths, scaled (``_plan``).
+* how many items and seeds does a study need: the pilot's half-widths, scaled (``_plan``);
+* knowledge or format: whether the log-likelihood twin of a flipped item still ranks the gold option first
+  (``_knowledge``).
 
 :func:`annotate` runs them all in order; :func:`terminal_columns` picks what the terminal's category
 table shows of them.

@@ -15,6 +15,7 @@ from postforget_lmeval import metrics
 from postforget_lmeval.analyses import _bootstrap as bootstrap
 from postforget_lmeval.analyses import _drift as drift
 from postforget_lmeval.analyses import _failure_modes as failure_modes
+from postforget_lmeval.analyses import _knowledge as knowledge
 from postforget_lmeval.analyses import _noise as noise
 from postforget_lmeval.analyses import _significance as significance
 from postforget_lmeval.pairing.results import PairResult
@@ -132,6 +133,8 @@ def annotate(
         for col in SUBTASK_DRIFT_COLUMNS:
             subtasks[col] = float("nan")
 
+    _knowledge(result, n_boot=n_boot, seed=seed)
+
     columns = (*BEHAVIOUR_COLUMNS, *DRIFT_COLUMNS, *metrics.FLIP_METRICS)
     means = metrics.macro_means(subtasks, columns).add_suffix("_mean").reset_index()
     _set_columns(categories, _aligned(category_keys, means, tuple(f"{c}_mean" for c in columns)), macro)
@@ -178,6 +181,24 @@ def annotate(
             else {"items": 0, "why": "no item logs option log-likelihoods on both sides (generative tasks)"},
         }
     )
+
+
+def _knowledge(result: PairResult, **boot: int) -> None:
+    """Each flipped item's knowledge label (samples' ``knowledge``) and knowledge.csv, where log-likelihood twins
+    ran beside the generative tasks."""
+    if result.twins.empty:
+        return
+    samples = result.samples
+    samples["knowledge"] = knowledge.item_labels(samples, result.twins)
+    with_twins = samples[samples["subtask"].astype(str).isin(set(result.twins["subtask"]))]
+    table = knowledge.knowledge_table(with_twins, **boot)
+    result.tables["knowledge"] = table
+    overall = table[table["level"] == "overall"].iloc[0]
+    result.summary.setdefault("analyses", {})["knowledge"] = {
+        "twin_items": len(result.twins),
+        **{c: int(overall[c]) for c in knowledge.COUNTS},
+        **{c: None if pd.isna(overall[c]) else float(overall[c]) for c in knowledge.SHARES},
+    }
 
 
 def _noise_floor(result: PairResult, macro: np.ndarray, **boot: int) -> None:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from postforget_lmeval import metrics, sources
 from postforget_lmeval.errors import PairingError
-from postforget_lmeval.pairing import join, provenance, tables
+from postforget_lmeval.pairing import join, provenance, tables, twins
 from postforget_lmeval.pairing.chance_k import apply_official_k
 from postforget_lmeval.pairing.options import PairOptions
 from postforget_lmeval.pairing.reading import read_sides
@@ -99,7 +99,8 @@ def pair_runs(
     read_seconds = time.perf_counter() - started
     for (side, _), run_read in zip(read.planned, read.reads):
         _record(side, read.srcs[side], run_read, got)
-    ordinary = [r for (_, req), r in zip(read.planned, read.reads) if not req.run.self_scored]
+    planned, reads, twin_reads = twins.set_aside(read.planned, read.reads, got)
+    ordinary = [r for (_, req), r in zip(planned, reads) if not req.run.self_scored]
     if options.metric is not None and ordinary and all(not len(r.rows) for r in ordinary):
         raise PairingError(f"unknown metric {options.metric!r}: no sample of the ordinary tasks logs it")
     for d in got.dropped:
@@ -107,7 +108,7 @@ def pair_runs(
 
     side_tables, duplicates = {}, {}
     for side in SIDES:
-        side_reads = [r for (s, _), r in zip(read.planned, read.reads) if s == side]
+        side_reads = [r for (s, _), r in zip(planned, reads) if s == side]
         side_tables[side], duplicates[side] = join.side_table(side, side_reads, read.srcs[side], options.k, got)
         if options.chance_k == "paper":
             side_tables[side], kept = apply_official_k(side_tables[side])
@@ -136,6 +137,7 @@ def pair_runs(
         )
     paired = paired.astype({"before": "int8", "after": "int8"})
     join.warn_unpaired(joined, got)
+    twin_items = twins.twin_table(twin_reads, paired, got)
     if options.strict and got.warnings:
         raise PairingError("--strict: " + listing(got.warnings, 5, "; "))
 
@@ -156,7 +158,7 @@ def pair_runs(
     scored = sorted(set(subtasks["scored_by"]))
     result = PairResult(
         subtasks=subtasks, categories=categories, samples=tables.samples_frame(paired), agreement=agreement,
-        summary={}, warnings=got.warnings, notes=got.notes,
+        summary={}, warnings=got.warnings, notes=got.notes, twins=twin_items,
         unmatched=join.unmatched_runs(side_tables, seed_report),
     )  # fmt: skip
     result.summary = provenance.summary(

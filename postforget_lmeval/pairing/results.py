@@ -39,3 +39,5 @@ class PairResult:
     # the items of seeds without a partner on the other side (join.unmatched_runs): not in the paired figures, read
     # by the noise floor, which uses every seed a side logged
     unmatched: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # the log-likelihood twins beside the generative runs, per paired item (pairing.twins.COLUMNS); empty if none
+    twins: pd.DataFrame = field(default_factory=pd.DataFrame)

@@ -255,6 +255,45 @@ def _drift(result: PairResult) -> list[str]:
     return lines + _table(header, rows) + [""]
 
 
+KNOWLEDGE_LEGEND = (
+    "Each generated 1→0 is knowledge kept when the after model still ranks the gold option first by log-likelihood "
+    "(its twin, the same item scored as `postforget_<subtask>_ll`), else knowledge lost; each 0→1 had the knowledge "
+    "there before when the before model already ranked the gold option first. Shares pooled over items and seeds, "
+    "with 95% bootstrap intervals (items resampled within sub-benchmarks); docs/analyses.md."
+)
+
+
+def knowledge_frame(result: PairResult) -> pd.DataFrame:
+    """Per category and OVERALL: the labelled flips and the shares of knowledge kept and there before, with their
+    intervals, in %; empty without log-likelihood twins beside the generative runs."""
+    table = result.tables.get("knowledge")
+    if table is None or table.empty:
+        return pd.DataFrame()
+    rows = table[table["level"] != "subtask"]
+
+    def share(r: pd.Series, name: str) -> str:
+        return f"{_pct(r[name])} [{_pct(r[f'{name}_lo'])}, {_pct(r[f'{name}_hi'])}]"
+
+    return pd.DataFrame(
+        {
+            "category": rows["category"],
+            "1→0 with a twin": rows["n_10"].astype(int).astype(str),
+            "knowledge kept / lost": [f"{r.n_10_kept} / {r.n_10_lost}" for r in rows.itertuples()],
+            "kept share [95% CI]": [share(r, "kept_share") for _, r in rows.iterrows()],
+            "0→1 with a twin": rows["n_01"].astype(int).astype(str),
+            "there before [95% CI]": [share(r, "there_before_share") for _, r in rows.iterrows()],
+        }
+    ).reset_index(drop=True)
+
+
+def _knowledge(result: PairResult) -> list[str]:
+    frame = knowledge_frame(result)
+    if frame.empty:
+        return []
+    lines = ["### Knowledge or format? The log-likelihood twins", "", KNOWLEDGE_LEGEND, ""]
+    return lines + _table(list(frame.columns), frame.to_numpy().tolist()) + [""]
+
+
 def analyses_markdown(result: PairResult) -> str:
     """The "Analyses beyond the paper" section of report.md; empty when ``annotate`` has not run."""
     if "significance" not in result.tables:
@@ -268,4 +307,5 @@ def analyses_markdown(result: PairResult) -> str:
         *_above_max(result),
     ]
     lines += _drift(result)
+    lines += _knowledge(result)
     return "\n".join(lines).rstrip() + "\n"

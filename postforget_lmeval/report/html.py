@@ -23,7 +23,14 @@ from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.pairing.results import PairResult
 from postforget_lmeval.report import paper
 from postforget_lmeval.report import paper_table as report
-from postforget_lmeval.report.analyses_md import NOISE_LEGEND, above_max_rows, noise_frame, shared_seed_warning
+from postforget_lmeval.report.analyses_md import (
+    KNOWLEDGE_LEGEND,
+    NOISE_LEGEND,
+    above_max_rows,
+    knowledge_frame,
+    noise_frame,
+    shared_seed_warning,
+)
 from postforget_lmeval.report.csv_safe import write_csv
 from postforget_lmeval.scoring import option_letter
 
@@ -149,14 +156,26 @@ def _answer(value: Any) -> str:
     return "–" if value is None or (isinstance(value, float) and value != value) else _e(value)
 
 
+KNOWLEDGE_CARD = {
+    "kept": "knowledge kept: the after model still ranks the gold option first",
+    "lost": "knowledge lost: the after model no longer ranks the gold option first",
+    "there before": "knowledge there before: the before model already ranked the gold option first",
+    "not there before": "knowledge not there before: the before model did not rank the gold option first",
+}
+"""A card's line for the item's knowledge label (samples' ``knowledge``, from its log-likelihood twin)."""
+
+
 def _item_card(row: Any, transition: str) -> str:
     cls = "item" if transition == "1->0" else "item gained"
     status = lambda s: f" ({_e(s)})" if isinstance(s, str) and s and s != "answered" else ""  # noqa: E731 - a one-line helper beside its only use
+    knowledge = KNOWLEDGE_CARD.get(getattr(row, "knowledge", ""), "")
     return (
         f'<div class="{cls}"><b>{_e(row.subtask)}</b> doc_id {_e(row.doc_id)} · '
         f"{transition} under {int(row.times)} of {int(row.of)} seed(s)<pre>{_e(_question(row))}</pre>"
         f"gold <b>{_answer(row.gold)}</b> · before <b>{_answer(row.answer_before)}</b>{status(row.status_before)}"
-        f" · after <b>{_answer(row.answer_after)}</b>{status(row.status_after)}</div>"
+        f" · after <b>{_answer(row.answer_after)}</b>{status(row.status_after)}"
+        + (f'<br><span class="muted">{_e(knowledge)}</span>' if knowledge else "")
+        + "</div>"
     )
 
 
@@ -280,6 +299,16 @@ def render(result: PairResult, png: bytes | None, tables: report.ReportTables | 
         items = "".join(f"<li>{_e(line)}</li>" for line in above)
         body = f'<p class="muted">{_e(ABOVE_MAX_NOTE)}.</p><ul>{items}</ul>'
         sections.append(("above-max", "Rows above F_max / BT_max", body))
+    knowledge = knowledge_frame(result)
+    if not knowledge.empty:
+        sections.append(
+            (
+                "knowledge",
+                "Knowledge or format: the log-likelihood twins",
+                f'<p class="muted">{_e(KNOWLEDGE_LEGEND)}</p>'
+                + table_html(knowledge, total_last=True, text_columns=knowledge.columns),
+            )
+        )
     extra = report.extra_tables(result)
     if extra:
         body = "".join(

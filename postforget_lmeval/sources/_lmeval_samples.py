@@ -60,6 +60,15 @@ def option_lls(filtered: Any) -> list[float] | None:
         return None
 
 
+def _record_lls(value: Any) -> list[float] | None:
+    """A log-likelihood twin's record lists every option's log-likelihood (``option_ll``); else None."""
+    if not isinstance(value, list) or not value:
+        return None
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        return None
+    return [float(v) for v in value]
+
+
 BOM = b"\xef\xbb\xbf"
 
 
@@ -248,12 +257,14 @@ class SamplesRead:
             extractor = rec.get("extractor")
             if extractor and extractor not in self.extractors:
                 self.extractors.append(extractor)
+            lls = _record_lls(rec.get("option_ll"))
             row = Row(
                 doc_id, hashed, rep, correct, locator, self._chance_k(rec.get("k"), doc_id),
                 excerpt(rec.get("answer")), excerpt(rec.get("gold")), rec.get("status"), rec.get("subtask"),
-                rec.get("category"), _logged_chars(sample, rep), None, rec.get("cluster"), correct,
+                rec.get("category"), _logged_chars(sample, rep), lls, rec.get("cluster"), correct,
             )  # fmt: skip
-            self.rows.append(self._rescored(sample, row) if self.rescore else row)
+            # a log-likelihood twin's answer was not extracted from text: there is nothing to rescore
+            self.rows.append(self._rescored(sample, row) if self.rescore and lls is None else row)
 
     def _rescored(self, sample: dict[str, Any], row: Row) -> Row:
         """``row`` with its answer re-extracted from the logged response and doc (kept where that cannot be done)."""

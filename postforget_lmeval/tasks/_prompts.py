@@ -1,6 +1,6 @@
 """Prompt text for the postforget tasks, following the paper's prompts (Appendix B.1).
 
-Two renderings of the same normalised item:
+Three renderings of the same normalised item:
 
 * chat variant (:func:`render_chat`): the benchmark's instruction line, the paper's answer-format
   block and the quoted question with lettered options; zero-shot, for instruction-tuned models run
@@ -11,7 +11,10 @@ Two renderings of the same normalised item:
   before them; the item's block ends at ``Reasoning:`` (or ``Answer:`` for MMLU, which the paper
   runs without chain-of-thought for base models).
 
-Both render the same processed doc, so a base run and an instruct run of a sub-benchmark log the
+* log-likelihood twin (:func:`cloze`): the instruction line, the question and ``Answer:``, each option's
+  text then scored as the continuation.
+
+All render the same processed doc, so a base run and an instruct run of a sub-benchmark log the
 same ``doc`` and ``doc_hash`` and pair item by item. The differences from the paper's released code
 are listed in ``docs/paper-differences.md``.
 """
@@ -85,6 +88,12 @@ def question_block(question: str, options: Sequence[str], answer_format: str, co
     if get_format(answer_format).lettered and options:
         block += "\n" + format_options(options)
     return block + ("\nReasoning:" if cot else "\nAnswer:")
+
+
+def cloze(question: str, instruction_line: str) -> str:
+    """The log-likelihood twin's prompt: the instruction, the question without its options, ``Answer:``; each
+    option text is then scored as the continuation (after lm-eval's one-space delimiter)."""
+    return f"{base_header(instruction_line)}Question: {question.strip()}\nAnswer:"
 
 
 def exemplar_target(reasoning: str, gold: str, cot: bool) -> str:

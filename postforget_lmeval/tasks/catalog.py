@@ -22,6 +22,10 @@ CATEGORIES: tuple[str, ...] = (
     "Science/Tech",
 )
 
+LL_SUFFIX = "_ll"
+"""The log-likelihood twin's suffix, on task and group names alike (``postforget_mmlu_abstract_algebra_ll``,
+``postforget_mmlu_ll``, ``postforget_all_ll``): the one place that spells it."""
+
 
 @dataclass(frozen=True)
 class Subtask:
@@ -61,6 +65,17 @@ class Subtask:
     @property
     def base_task(self) -> str:
         return f"{self.task}_base"
+
+    @property
+    def has_ll_twin(self) -> bool:
+        """A log-likelihood twin scores each option as a continuation, which needs one gold option: a number
+        answer (BBH object_counting) or a set of options (SaladBench) has none."""
+        return self.answer_format == "letter"
+
+    @property
+    def ll_task(self) -> str:
+        """The log-likelihood twin's task name (see :attr:`has_ll_twin`)."""
+        return f"{self.task}{LL_SUFFIX}"
 
 
 _MMLU_CATEGORY: dict[str, tuple[str, ...]] = {

@@ -3,7 +3,8 @@
 ``process_docs`` turns each benchmark's published rows into one normalised item (``_rows.py``:
 question text, option texts, gold answer, sub-benchmark and category); the prompt renderers and
 ``process_results`` only ever read those ``pf_*`` fields. Because the chat and base variants of a
-sub-benchmark share ``process_docs``, lm-eval logs the same ``doc`` and ``doc_hash`` for both; the
+sub-benchmark share ``process_docs``, lm-eval logs the same ``doc`` and ``doc_hash`` for both (and for the
+log-likelihood twin, which scores each option's text as a continuation: ``process_results_ll``); the
 instruction line and the exemplars are looked up at render time and never stored in the doc.
 """
 
@@ -17,7 +18,14 @@ from functools import partial
 from typing import Any
 
 from postforget_lmeval.metrics import k_eff
-from postforget_lmeval.scoring import EXTRACTOR_NAME, EXTRACTOR_VERSION, extract_answer, get_format
+from postforget_lmeval.scoring import (
+    EXTRACTOR_NAME,
+    EXTRACTOR_VERSION,
+    LETTERS,
+    extract_answer,
+    get_format,
+    option_letter,
+)
 from postforget_lmeval.tasks import _exemplars, _prompts
 from postforget_lmeval.tasks._rows import Doc, normaliser, unscorable
 from postforget_lmeval.tasks.catalog import SUBTASKS, Subtask, by_subtask
@@ -25,6 +33,8 @@ from postforget_lmeval.tasks.catalog import SUBTASKS, Subtask, by_subtask
 log = logging.getLogger("postforget_lmeval")
 
 EXTRACTOR = f"{EXTRACTOR_NAME}/{EXTRACTOR_VERSION}"
+LOGLIKELIHOOD = "loglikelihood"
+"""The twins' scorer, in the record's ``extractor`` field: the option of highest log-likelihood."""
 
 
 def process_docs(subtask: Subtask, dataset: Any) -> Any:
@@ -97,25 +107,29 @@ def fewshot_target_cot(doc: Doc) -> str:
     return _prompts.exemplar_target(doc["pf_reasoning"], doc["pf_gold"], cot=True)
 
 
-def _score(doc: Doc, response: str, variant: str) -> dict[str, Any]:
+def _record(doc: Doc, variant: str, answer: str | None, status: str, correct: int, scorer: str) -> dict[str, Any]:
+    """The ``postforget`` per-sample record (docs/CONTRACT.md), the same for every variant."""
     options: Sequence[str] = doc["pf_options"]
-    answer_format = get_format(doc["pf_format"])
-    found = extract_answer(response, options, answer_format.name)
-    correct = found.correct(doc["pf_gold"])
-    record = {
+    return {
         "subtask": doc["pf_subtask"],
         "benchmark": doc["pf_subtask"].split("_", 1)[0],
         "category": doc["pf_category"],
         "variant": variant,
-        "k": answer_format.chance_k(len(options)),
+        "k": get_format(doc["pf_format"]).chance_k(len(options)),
         "n_options": len(options),
-        "answer": found.answer,
+        "answer": answer,
         "gold": doc["pf_gold"],
-        "status": found.status,
+        "status": status,
         "correct": correct,
-        "extractor": EXTRACTOR,
+        "extractor": scorer,
         "cluster": doc.get("pf_cluster"),
     }
+
+
+def _score(doc: Doc, response: str, variant: str) -> dict[str, Any]:
+    found = extract_answer(response, doc["pf_options"], doc["pf_format"])
+    correct = found.correct(doc["pf_gold"])
+    record = _record(doc, variant, found.answer, found.status, correct, EXTRACTOR)
     return {"acc": correct, "answered": int(found.status == "answered"), "postforget": record}
 
 
@@ -132,9 +146,32 @@ def process_results_base_direct(doc: Doc, results: list[str]) -> dict[str, Any]:
     return _score(doc, "Answer:" + results[0], "base")
 
 
-def records_k_eff(records: list[dict[str, Any]]) -> float:
-    """Aggregate of the ``postforget`` metric: the task's k_eff = 1/mean(1/k_i) (docs/method.md)."""
-    return k_eff([r["k"] for r in records])
+def doc_to_text_ll(doc: Doc) -> str:
+    return _prompts.cloze(doc["pf_question"], _instruction(doc))
+
+
+def doc_to_choice(doc: Doc) -> list[str]:
+    """The twin's continuations: the option texts themselves, so the score is the knowledge, not a letter."""
+    return list(doc["pf_options"])
+
+
+def doc_to_target_index(doc: Doc) -> int:
+    return LETTERS.index(doc["pf_gold"])
+
+
+def process_results_ll(doc: Doc, results: list[tuple[float, bool]]) -> dict[str, Any]:
+    """The option with the highest log-likelihood is the answer (lm-eval's ``acc``: the first of ties)."""
+    lls = [float(ll) for ll, _ in results]
+    best = max(range(len(lls)), key=lls.__getitem__)
+    correct = int(option_letter(best) == doc["pf_gold"])
+    record = _record(doc, "ll", option_letter(best), "answered", correct, LOGLIKELIHOOD)
+    return {"acc": correct, "postforget": {**record, "option_ll": lls}}
+
+
+def records_k_eff(records: list[dict[str, Any]]) -> str:
+    """Aggregate of the ``postforget`` metric, the per-item record: lm-eval's results table shows every metric,
+    so this one says what it is, with the task's k_eff = 1/mean(1/k_i) (docs/method.md)."""
+    return f"per-item record, k_eff {k_eff([r['k'] for r in records]):.2f}"
 
 
 def task_hooks() -> dict[str, Any]:

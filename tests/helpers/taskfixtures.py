@@ -24,7 +24,8 @@ def fixture_subtasks() -> list[str]:
 
 
 def write_overrides(directory: Path, subtasks: list[str], data: Path = FIXTURES) -> list[str]:
-    """Override YAMLs for the chat and base task of each sub-benchmark; returns the task names.
+    """Override YAMLs for the chat and base task of each sub-benchmark, and its log-likelihood twin where it has
+    one; returns the task names.
 
     A sub-benchmark whose base variant draws exemplars from a split (MMLU's ``dev``) reads that
     split from ``tests/fixtures/datasets/<split>/<subtask>.jsonl``.
@@ -36,7 +37,7 @@ def write_overrides(directory: Path, subtasks: list[str], data: Path = FIXTURES)
         if entry.fewshot_split:
             files[entry.fewshot_split] = FIXTURES / entry.fewshot_split / f"{sub}.jsonl"
         listed = "".join(f"    {split}: {path}\n" for split, path in files.items())
-        for task in (entry.task, entry.base_task):
+        for task in (entry.task, entry.base_task, *([entry.ll_task] if entry.has_ll_twin else [])):
             (directory / f"{task}.yaml").write_text(
                 f"include: {Path(task_dir()) / (task + '.yaml')}\n"
                 f"task: {task}\n"
@@ -50,8 +51,11 @@ def write_overrides(directory: Path, subtasks: list[str], data: Path = FIXTURES)
     return tasks
 
 
-def respond(kind: str, context: str, arg: Any, seed: int | None) -> str:
-    """Scripted generations, chosen by what the prompt shows (see tests/test_tasks.py)."""
+def respond(kind: str, context: str, arg: Any, seed: int | None) -> str | float:
+    """Scripted generations, chosen by what the prompt shows (see tests/test_tasks.py); a log-likelihood request
+    scores minus the continuation's length, so the shortest option (the first of ties) is the answer."""
+    if kind == "loglikelihood":
+        return -float(len(arg))
     if "Tomorrow is 11/12/2019" in context:
         return "<think>\nThe date today is 11/11/2019, so one year ago is"
     if "How many musical instruments" in context:

@@ -125,6 +125,51 @@ def test_golds_and_pairing_keys(real: dict[str, list[dict]], subtask: str) -> No
 
 
 @pytest.mark.parametrize("subtask", sorted(set(GOLD) | set(GOLD_TEXT)))
+def test_log_likelihood_twin_scores_the_same_items_by_their_options(real: dict[str, list[dict]], subtask: str) -> None:
+    """The twin logs the generative task's items (doc_id, doc_hash, gold) and a record with every option's
+    log-likelihood; the scripted model scores minus the option's length, so the shortest option is its answer."""
+    entry = by_subtask(subtask)
+    if not entry.has_ll_twin:
+        assert entry.ll_task not in real and entry.answer_format in ("number", "letters")
+        return
+    chat, twin = real[entry.task], real[entry.ll_task]
+    assert [(s["doc_id"], s["doc_hash"]) for s in twin] == [(s["doc_id"], s["doc_hash"]) for s in chat]
+    for sample, generated in zip(twin, chat):
+        options, rec = sample["doc"]["pf_options"], sample["postforget"]
+        assert [a[1] for a in sample["arguments"]] == [f" {o}" for o in options]  # option texts, not letters
+        assert sample["arguments"][0][0].endswith(f"Question: {sample['doc']['pf_question'].strip()}\nAnswer:")
+        shortest = min(range(len(options)), key=lambda i: len(options[i]))
+        assert rec["option_ll"] == [-1.0 - len(o) for o in options]
+        assert (rec["answer"], rec["gold"], rec["k"]) == (
+            chr(65 + shortest),
+            generated["postforget"]["gold"],
+            len(options),
+        )
+        assert sample["acc"] == rec["correct"] == int(rec["answer"] == rec["gold"])
+        assert (rec["variant"], rec["subtask"], rec["status"], rec["extractor"]) == (
+            "ll",
+            subtask,
+            "answered",
+            "loglikelihood",
+        )
+
+
+def test_twin_answers_on_real_rows_worked_by_hand(real: dict[str, list[dict]]) -> None:
+    """MMLU abstract algebra's two rows: options 0/4/2/6 (gold B) and 8/2/24/120 (gold C); the shortest, first of
+    ties, is A both times: wrong. PIQA's shorter solution ("paper strips" against "jeans material"; "replace
+    drawer" against "finish, woodgrain") is A both times, the gold in row 0 only."""
+    algebra = [s["postforget"] for s in real["postforget_mmlu_abstract_algebra_ll"]]
+    assert [(r["answer"], r["gold"], r["correct"]) for r in algebra] == [("A", "B", 0), ("A", "C", 0)]
+    piqa = [s["postforget"] for s in real["postforget_piqa_main_ll"]]
+    assert [(r["answer"], r["gold"], r["correct"]) for r in piqa] == [("A", "A", 1), ("A", "B", 0)]
+    prompt = real["postforget_mmlu_abstract_algebra_ll"][0]["arguments"][0][0]
+    assert prompt == (
+        "The following are multiple choice questions (with answers) about abstract algebra.\n\n"
+        "Question: Find the degree for the given field extension Q(sqrt(2), sqrt(3), sqrt(18)) over Q.\nAnswer:"
+    )
+
+
+@pytest.mark.parametrize("subtask", sorted(set(GOLD) | set(GOLD_TEXT)))
 def test_chat_prompt_opens_with_the_benchmarks_instruction(real: dict[str, list[dict]], subtask: str) -> None:
     entry = by_subtask(subtask)
     expected = _bbh_cot.description(entry.name) if entry.benchmark == "bbh" else INSTRUCTION[entry.benchmark]

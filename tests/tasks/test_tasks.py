@@ -107,8 +107,29 @@ def test_lm_eval_cli_lists_every_task_and_group() -> None:
     expected = {s.task for s in SUBTASKS} | {s.base_task for s in suite()}
     expected |= {f"postforget_{b}{v}" for b in BENCHMARKS for v in ("", "_base")}
     expected |= {"postforget_all", "postforget_all_base"}
-    assert expected <= listed
-    assert len([t for t in listed if t.startswith("postforget_cat_")]) == 2 * len(CATEGORIES)
+    twins = {s.ll_task for s in SUBTASKS if s.has_ll_twin}
+    twin_groups = {f"postforget_{b}_ll" for b in BENCHMARKS if b != "saladbench"} | {"postforget_all_ll"}
+    assert expected | twins | twin_groups <= listed
+    assert "postforget_mmlu_abstract_algebra_ll" in twins and len(twins) == len(SUBTASKS) - 2
+    assert (
+        not {"postforget_bbh_object_counting_ll", "postforget_saladbench_mrq_ll", "postforget_saladbench_ll"} & listed
+    )
+    assert len([t for t in listed if t.startswith("postforget_cat_")]) == 3 * len(CATEGORIES)
+
+
+def test_twins_are_the_sub_benchmarks_with_one_gold_option() -> None:
+    """Numbers (BBH object_counting) and sets of options (SaladBench) are not scored as one continuation."""
+    assert {s.subtask for s in SUBTASKS if not s.has_ll_twin} == {"bbh_object_counting", "saladbench_mrq"}
+    twin = render()["postforget_mmlu_abstract_algebra_ll.yaml"]
+    assert "include: _ll_template_yaml\n" in twin
+    assert "process_docs: !function utils.process_docs_postforget_mmlu_abstract_algebra\n" in twin
+
+
+def test_generated_headers_name_the_catalog_where_it_is() -> None:
+    root = Path(__file__).resolve().parents[2]
+    for name, text in render().items():
+        cited = text.splitlines()[0].split(" from ", 1)[1].removesuffix(". Do not edit.")
+        assert (root / cited).is_file(), (name, cited)
 
 
 @pytest.fixture(scope="module")
