@@ -27,10 +27,9 @@ def command(argv: Sequence[str]) -> int:
     """Pair every run with the first and the one before it; write curve.csv/png/html, items.csv and chain/."""
     own = argparse.ArgumentParser(prog="postforget-pair curve", usage=pair_command.USAGE, add_help=False)
     own.add_argument("dirs", nargs="+", metavar="DIR")
-    own.add_argument("-o", "--output", required=True, metavar="OUT_DIR")
+    pair_command.add_output(own)
     own.add_argument("--steps", type=_steps, help="the step of each run (default: the number each name ends with)")
-    known, rest = own.parse_known_args(argv)
-    args = pair_command.parser().parse_args(["BEFORE_DIR", "AFTER_DIR", "-o", known.output, *rest])
+    known = args = pair_command.parse(own, argv)
     out, err = consoles()
     try:
         if args.paper_pair:
