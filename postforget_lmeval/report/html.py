@@ -227,8 +227,11 @@ def render(result: PairResult, png: bytes | None, tables: report.ReportTables | 
     s = result.summary
     totals = s["totals"]
     label = s.get("pair_label") or "Forgetting and backward transfer"
+    models = s.get("models") or {}
+    named = {side: f" · {_e(', '.join(models[side]))}" if models.get(side) else "" for side in ("before", "after")}
     intro = (
-        f"<p>before: <code>{_e(s['inputs']['before'])}</code><br>after: <code>{_e(s['inputs']['after'])}</code></p>"
+        f"<p>before: <code>{_e(s['inputs']['before'])}</code>{named['before']}<br>"
+        f"after: <code>{_e(s['inputs']['after'])}</code>{named['after']}</p>"
         f"<p>{totals['subtasks_paired']} sub-benchmarks · seeds {_e(', '.join(map(str, totals['seeds'])))} · "
         f"{totals['items_paired']} item pairs ({totals['unpaired_before']} before-only, "
         f"{totals['unpaired_after']} after-only) · chance k: {_e((s.get('options') or {}).get('chance_k', 'item'))}"
@@ -240,6 +243,7 @@ def render(result: PairResult, png: bytes | None, tables: report.ReportTables | 
             "paper-table",
             "Paper-shaped table (macro)",
             table_html(t.macro, total_last=True)
+            + "".join(f'<p class="muted">{_e(why)}</p>' for why in [report.no_baseline(result.subtasks)] if why)
             + "<h3>Micro average (item-weighted; an extra, not the paper's figure)</h3>"
             + table_html(t.micro, total_last=True),
         ),
@@ -364,7 +368,7 @@ def renderers(result: PairResult, plot: bool = True) -> dict[str, Callable[[Path
         image = plots.categories_png(result)
     tables = report.report_tables(result)
     files: dict[str, Callable[[Path], None]] = {
-        "paper_table.csv": lambda p: write_csv(tables.macro, p),
+        "paper_table.csv": lambda p: write_csv(report.paper_table(result, "macro"), p),  # "–" where undefined
         "report.md": lambda p: p.write_text(report.report_markdown(result, tables), encoding="utf-8"),
         "report.html": lambda p: p.write_text(render(result, image, tables), encoding="utf-8"),
     }
