@@ -45,7 +45,12 @@ def command(name: str, argv: Sequence[str]) -> int:
         return failed(err, e, known.output)
     if not args.quiet:
         wide = many.wide_table(many.long_table(results))
+        for name in many.models(results):
+            out.print(escape(name))
         out.print(frame_rich(wide, "F_true / BT_true ± std (F_max / BT_max), %, macro, one column per pair"))
+        why = many.no_baseline(results)
+        if why:
+            out.print(escape(why))
     for spec in specs:
         r = results[spec.label]
         if r.warnings or r.notes:

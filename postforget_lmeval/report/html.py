@@ -290,12 +290,22 @@ def render(result: PairResult, png: bytes | None, tables: report.ReportTables | 
     return _page(label, [_section(*sec) for sec in sections], nav)
 
 
-def pairs_html(wide: pd.DataFrame, long: pd.DataFrame, png: bytes | None, directories: dict[str, str]) -> str:
-    """pairs.html: the table across pairs (one column per pair), the figure, links to each pair's report."""
-    blocks = []
+def pairs_html(
+    wide: pd.DataFrame,
+    long: pd.DataFrame,
+    png: bytes | None,
+    directories: dict[str, str],
+    why: str | None = None,
+    names: Sequence[str] = (),
+) -> str:
+    """pairs.html: the pairs' models, the table across pairs (one column per pair; ``why`` some cells are raw), the
+    figure, links to each pair's report."""
+    blocks = [f"<ul>{''.join(f'<li>{_e(n)}</li>' for n in names)}</ul>" if names else ""]
     for metric, title in report.METRIC_TITLES.items():
         block = wide[wide["metric"] == metric].drop(columns="metric")
         blocks.append(f"<h3>{_e(title)}</h3>{table_html(block, total_last=True)}")
+    if why:
+        blocks.append(f'<p class="muted">{_e(why)}</p>')
     acc = long[(long["metric"] == "F_true") & (long["category"] == OVERALL) & long["pair"].isin(directories)]
     links = "".join(
         f"<li><b>{_e(r.pair)}</b>: accuracy {report.pct(r.acc_before)} → {report.pct(r.acc_after)} · "
