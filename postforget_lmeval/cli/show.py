@@ -20,17 +20,11 @@ from postforget_lmeval.cli.console import consoles, escape, failed
 from postforget_lmeval.pairing import SIDES
 from postforget_lmeval.pairing.results import PairingError
 from postforget_lmeval.pairing.run_plan import listing
+from postforget_lmeval.report.html import item_text
 from postforget_lmeval.scoring import option_letter
 from postforget_lmeval.sources import LoadedItem
 
 RESPONSE_TAIL = 600  # characters of a response shown by `show --responses` (the answer is at its end)
-
-
-def _question(item: LoadedItem) -> str:
-    """The question followed by its options, lettered as the postforget tasks letter them."""
-    if not item.options:
-        return item.question
-    return item.question + "\n" + "\n".join(f"{option_letter(i)}) {o}" for i, o in enumerate(item.options))
 
 
 def _gold(gold: Any, item: LoadedItem) -> Any:
@@ -108,7 +102,7 @@ def show_items(
             "doc_id": int(r.doc_id),
             "seed": str(r.seed),
             "transition": transition,
-            "question": _question(before),
+            "question": item_text(before),
             "gold": _gold(r.gold, before),
             "answer_before": r.answer_before,
             "answer_after": r.answer_after,

@@ -27,6 +27,7 @@ SECTIONS = (
     "noise-floor",
     "analyses",
     "problems",
+    "method",
 )
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_FLAGS = (
