@@ -3,7 +3,8 @@
 No network and nothing beside it: the figure is an embedded base64 PNG, the style sheet is inline,
 there is no script. Sections (each a ``<section id=...>``): summary, paper-table, plots, accuracy,
 transitions, items, paper-comparison (when the pair is one the paper measured), analyses (the
-analyses' tables, when present), problems. A print style sheet keeps tables whole on paper.
+analyses' tables, when present), problems, method (the figures in brief: the page links nothing outside itself,
+and a pip install ships no docs/ folder). A print style sheet keeps tables whole on paper.
 """
 
 from __future__ import annotations
