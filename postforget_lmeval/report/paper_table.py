@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -129,23 +129,25 @@ def models_line(result: PairResult) -> str:
 
 
 LABEL_WIDTH = 24
-"""Characters of a category name kept on one line when a narrow terminal squeezes the table (the paper's longest,
+"""Characters of a label kept on one line when a narrow terminal squeezes the table (the paper's longest category,
 Safety/Truthfulness, has 19)."""
 
 
-def frame_rich(frame: pd.DataFrame, title: str) -> Table:
-    """A table of text cells for the terminal; lines around each Overall row."""
+def frame_rich(frame: pd.DataFrame, title: str, whole: Sequence[str] = ()) -> Table:
+    """A table of text cells for the terminal; lines around each Overall row. The label column and the columns
+    named in ``whole`` keep their cells on one line (up to :data:`LABEL_WIDTH`); the others wrap at spaces."""
     from rich.table import Table
 
     table = Table(title=title)
     text = frame.astype(str)
     for name in text.columns:
         label = name in ("Category", "category", "metric")
+        longest = max((len(line) for cell in text[name] for line in cell.splitlines()), default=0)
         table.add_column(  # fold: a cell too long for a narrow terminal goes on over lines, never cut to "…"
             str(name),
             justify="left" if label else "right",
             overflow="fold",
-            min_width=min(int(text[name].str.len().max()), LABEL_WIDTH) if label and len(text) else None,
+            min_width=min(longest, LABEL_WIDTH) if label or name in whole else None,
         )
     rows = text.values.tolist()
     for i, row in enumerate(rows):
@@ -243,7 +245,7 @@ def rich_table(result: PairResult, average: str = "macro") -> Group:
     ]
     analyses = analyses_table(result, average)
     if analyses is not None:
-        parts.append(frame_rich(analyses, ANALYSES_TITLE))
+        parts.append(frame_rich(analyses, ANALYSES_TITLE, whole=("significant rows", "noise floor")))
     why = no_baseline(result.subtasks)
     if why:
         parts.append(why)
