@@ -23,13 +23,16 @@ def pair(
 ) -> PairResult:
     """Pair the runs under ``before`` with those under ``after``, item by item.
 
-    ``options`` (or the same names as keywords, e.g. ``pair(b, a, seed_match="order", analyses=False)``):
-    see :class:`PairOptions`. ``progress(done_bytes, total_bytes)`` follows the reading. Raises
-    :class:`~postforget_lmeval.PairingError` for input that would make the figures wrong.
+    ``options`` (or the same names as keywords, e.g. ``pair(b, a, seed_match="order", analyses=False)``; ``format``
+    as the command line spells ``source_format``): see :class:`PairOptions`. ``progress(done_bytes, total_bytes)``
+    follows the reading. Raises :class:`~postforget_lmeval.PairingError` for input that would make the figures
+    wrong.
     """
-    options = PairOptions.of(options, **overrides)
+    options = PairOptions.of(options, **_cli_names(overrides))
     started = time.perf_counter()
     result = pair_runs(before, after, options, progress)
+    if options.rescore:
+        _note_not_rescored(result, options.rescore)
     analyses_started = time.perf_counter()
     if options.analyses:
         annotate(result, item_loader(result.samples))
@@ -38,3 +41,34 @@ def pair(
     timing["analyses_seconds"] = round(time.perf_counter() - analyses_started, 3)
     timing["total_seconds"] = round(time.perf_counter() - started, 3)
     return result
+
+
+CLI_NAMES = {"format": "source_format"}
+"""Keywords spelled as the command line's options (``--format``) -> the :class:`PairOptions` field."""
+
+
+def _cli_names(overrides: dict[str, Any]) -> dict[str, Any]:
+    """``format=`` as ``source_format=``; both at once is an error."""
+    out = dict(overrides)
+    for cli, field in CLI_NAMES.items():
+        if cli in out:
+            if field in out:
+                raise TypeError(f"give {cli}= or {field}=, not both")
+            out[field] = out.pop(cli)
+    return out
+
+
+def _note_not_rescored(result: PairResult, policy: str) -> None:
+    """``--rescore`` leaves the runs it cannot rescore (ordinary lm-eval tasks: a logged 0/1, no answer format to
+    re-extract) as logged: a note names them."""
+    runs = [(side, r) for side, rs in result.summary["runs"].items() for r in rs if r.get("scored_by") == "logged"]
+    if not runs:
+        return
+    tasks = sorted({r["task"] for _, r in runs})
+    files = "; ".join(f"{side}: {r.get('samples') or r.get('results')}" for side, r in runs[:4])
+    more = f"; and {len(runs) - 4} more" if len(runs) > 4 else ""
+    result.notes.append(
+        f"--rescore {policy} cannot rescore {len(runs)} run(s) of {', '.join(tasks)}: they are not postforget "
+        "tasks (an ordinary lm-eval task logs its own 0/1 and no answer format to re-extract), so their logged "
+        f"scores are used ({files}{more})"
+    )

@@ -52,7 +52,10 @@ def _pair(argv: list[str]) -> int:
 
 
 def main_tool(argv: Sequence[str] | None = None) -> int:
-    """``postforget``: see :mod:`postforget_lmeval.cli.tool`."""
+    """``postforget``: see :mod:`postforget_lmeval.cli.tool`; ``postforget pair ...`` is ``postforget-pair ...``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["pair"]:
+        return _interruptible("postforget pair", _pair, args[1:])
     from postforget_lmeval.cli import tool
 
-    return _interruptible("postforget", tool.main, argv)
+    return _interruptible("postforget", tool.main, args)

@@ -27,7 +27,7 @@ def command(argv: Sequence[str]) -> int:
     """Pair every run with the first and the one before it; write curve.csv/png/html, items.csv and chain/."""
     own = argparse.ArgumentParser(prog="postforget-pair curve", usage=pair_command.USAGE, add_help=False)
     own.add_argument("dirs", nargs="+", metavar="DIR")
-    own.add_argument("-o", "--output", required=True, type=pair_command.output_dir, metavar="OUT_DIR")
+    pair_command.add_output(own)
     own.add_argument(
         "--steps", type=_steps, help="the step of each run (default: from each name, step_<N> or checkpoint-<N>)"
     )
@@ -38,8 +38,7 @@ def command(argv: Sequence[str]) -> int:
         metavar="N",
         help="a steady loss stays wrong over N probes after its last loss (default %(default)s)",
     )
-    known, rest = own.parse_known_args(argv)
-    args = pair_command.parser().parse_args(["BEFORE_DIR", "AFTER_DIR", "-o", known.output, *rest])
+    known = args = pair_command.parse(own, argv)
     out, err = consoles()
     try:
         if args.paper_pair:

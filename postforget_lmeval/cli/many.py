@@ -14,17 +14,24 @@ from postforget_lmeval.errors import PairingError
 from postforget_lmeval.report import many
 from postforget_lmeval.report.paper_table import frame_rich
 
+DESCRIPTIONS = {
+    "multi": "Several named before/after pairs: one table across them, each pair's outputs in a folder of its own.",
+    "chain": "Runs in order (e.g. base, SFT, RL): each paired with the one before it and with the first.",
+}
+
 
 def command(name: str, argv: Sequence[str]) -> int:
     """One table across pairs; each pair's outputs in a folder of its own."""
-    own = argparse.ArgumentParser(prog=f"postforget-pair {name}", usage=pair_command.USAGE, add_help=False)
+    own = argparse.ArgumentParser(prog=f"postforget-pair {name}", description=DESCRIPTIONS[name], add_help=False)
     if name == "multi":
-        own.add_argument("--pair", action="append", default=[], metavar="NAME=BEFORE_DIR,AFTER_DIR")
+        own.add_argument(
+            "--pair", action="append", default=[], metavar="NAME=BEFORE_DIR,AFTER_DIR",
+            help="one named pair (repeat --pair for each); its outputs go to OUT_DIR/NAME",
+        )  # fmt: skip
     else:
-        own.add_argument("dirs", nargs="+", metavar="DIR")
-    own.add_argument("-o", "--output", required=True, type=pair_command.output_dir, metavar="OUT_DIR")
-    known, rest = own.parse_known_args(argv)
-    args = pair_command.parser().parse_args(["BEFORE_DIR", "AFTER_DIR", "-o", known.output, *rest])
+        own.add_argument("dirs", nargs="+", metavar="DIR", help="runs in order: the first is the baseline")
+    pair_command.add_output(own)
+    known = args = pair_command.parse(own, argv)
     out, err = consoles()
     try:
         if args.paper_pair:
@@ -40,7 +47,12 @@ def command(name: str, argv: Sequence[str]) -> int:
         return failed(err, e, known.output)
     if not args.quiet:
         wide = many.wide_table(many.long_table(results))
+        for name in many.models(results):
+            out.print(escape(name))
         out.print(frame_rich(wide, "F_true / BT_true ± std (F_max / BT_max), %, macro, one column per pair"))
+        why = many.no_baseline(results)
+        if why:
+            out.print(escape(why))
         compared = Path(known.output) / "comparisons.csv"  # pairs with one before, compared when written
         for line in many.comparison_lines(pd.read_csv(compared)) if compared.exists() else []:
             out.print(escape(line))

@@ -38,19 +38,17 @@ def _patterns(value: str) -> list[str]:
     return [p.strip() for p in value.split(",") if p.strip()]
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="postforget-pair",
-        usage=USAGE,
-        description="Sample-wise forgetting and backward transfer between two lm-eval output directories "
-        "(runs made with --log_samples): the model before and after post-training.",
-    )
-    p.add_argument("before", metavar="BEFORE_DIR", help="lm-eval --output_path of the model before post-training")
-    p.add_argument("after", metavar="AFTER_DIR", help="lm-eval --output_path of the model after post-training")
+def add_output(p: argparse.ArgumentParser) -> None:
+    """``-o``, also spelled ``--output``, or ``--output_path`` as lm-eval users type it."""
     p.add_argument(
-        "-o", "--output", required=True, type=output_dir, metavar="OUT_DIR",
+        "-o", "--output", "--output_path", dest="output", required=True, type=output_dir, metavar="OUT_DIR",
         help="where to write the results (created; replaced whole on every run)",
     )  # fmt: skip
+
+
+def shared() -> argparse.ArgumentParser:
+    """The pairing options every command shares (a parent parser: ``parents=[shared()]``)."""
+    p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--metric", help="per-sample 0/1 metric of ordinary lm-eval tasks (default: acc, else exact_match)")
     p.add_argument(
         "--filter", help="filter to use for tasks that log several (default: the task's first, e.g. strict-match)"
@@ -129,6 +127,41 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no table")
     return p
+
+
+SUBCOMMANDS = """subcommands (each has its own --help):
+  multi --pair NAME=BEFORE_DIR,AFTER_DIR [--pair ...] -o OUT_DIR
+                        several named pairs in one table; --pair once per pair
+  chain DIR_1 DIR_2 [DIR_3 ...] -o OUT_DIR
+                        each run against the one before it and against the first
+  curve DIR_1 DIR_2 [DIR_3 ...] -o OUT_DIR [--steps N,N,...]
+                        forgetting over training steps; --steps gives each run's step
+                        (default: the number each folder name ends with)
+  show OUT_DIR --subtask NAME [--transition forgotten|gained]
+                        the items of one sub-benchmark that were forgotten or gained"""
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="postforget-pair",
+        usage=USAGE,
+        description="Sample-wise forgetting and backward transfer between two lm-eval output directories "
+        "(runs made with --log_samples): the model before and after post-training.",
+        epilog=SUBCOMMANDS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[shared()],
+    )
+    p.add_argument("before", metavar="BEFORE_DIR", help="lm-eval --output_path of the model before post-training")
+    p.add_argument("after", metavar="AFTER_DIR", help="lm-eval --output_path of the model after post-training")
+    add_output(p)
+    return p
+
+
+def parse(own: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """A subcommand's arguments: its own (``own``, made with ``add_help=False``) and the shared options, with one
+    ``--help`` that lists them all."""
+    full = argparse.ArgumentParser(prog=own.prog, description=own.description, parents=[own, shared()])
+    return full.parse_args(argv)
 
 
 def options(args: argparse.Namespace, **overrides: object) -> PairOptions:

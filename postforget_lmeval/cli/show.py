@@ -18,19 +18,20 @@ import pandas as pd
 from postforget_lmeval import sources
 from postforget_lmeval.cli.console import consoles, escape, failed
 from postforget_lmeval.pairing import SIDES
-from postforget_lmeval.pairing.results import TRANSITIONS, PairingError
+from postforget_lmeval.pairing.results import PairingError
 from postforget_lmeval.pairing.run_plan import listing
+from postforget_lmeval.report.html import item_text
 from postforget_lmeval.scoring import option_letter
 from postforget_lmeval.sources import LoadedItem
 
 RESPONSE_TAIL = 600  # characters of a response shown by `show --responses` (the answer is at its end)
 
 
-def _question(item: LoadedItem) -> str:
-    """The question followed by its options, lettered as the postforget tasks letter them."""
-    if not item.options:
-        return item.question
-    return item.question + "\n" + "\n".join(f"{option_letter(i)}) {o}" for i, o in enumerate(item.options))
+def _gold(gold: Any, item: LoadedItem) -> Any:
+    """The gold answer as its option's letter where lm-eval logged it as the option's text (COPA's target)."""
+    text = str(gold).strip().lower()
+    letters = [option_letter(i) for i, o in enumerate(item.options) if o.strip().lower() == text]
+    return letters[0] if len(letters) == 1 else gold
 
 
 def _response(item: LoadedItem, replicate: int) -> str:
@@ -71,9 +72,8 @@ def show_items(
     answers, and how many made it in all."""
     path = Path(out_dir) / "samples.parquet"
     if not path.is_file():
-        raise PairingError(f"{path} not found: run `postforget-pair BEFORE AFTER -o {out_dir}` first")
-    if transition not in TRANSITIONS.values():
-        raise PairingError(f"--transition must be one of {', '.join(TRANSITIONS.values())}, not {transition!r}")
+        raise PairingError(_not_a_pair_folder(Path(out_dir)))
+    transition = transition_of(transition)
     try:
         df = pd.read_parquet(path, filters=[("subtask", "==", subtask)])
         names = [] if not df.empty else pd.read_parquet(path, columns=["subtask"])["subtask"].astype(str).unique()
@@ -102,8 +102,8 @@ def show_items(
             "doc_id": int(r.doc_id),
             "seed": str(r.seed),
             "transition": transition,
-            "question": _question(before),
-            "gold": r.gold,
+            "question": item_text(before),
+            "gold": _gold(r.gold, before),
             "answer_before": r.answer_before,
             "answer_after": r.answer_after,
             "status_before": r.status_before,
@@ -115,6 +115,41 @@ def show_items(
             item["response_after"] = _response(after, int(r.replicate))
         items.append(item)
     return items, total
+
+
+NAMES = {"1->0": "forgotten", "0->1": "gained", "1->1": "kept", "0->0": "never"}
+"""Each transition's word: ``--transition forgotten`` needs no quotes (an unquoted ``0->1`` is a shell redirection)."""
+
+
+def transition_of(value: str) -> str:
+    """``1->0`` from ``1->0``, ``10`` or ``forgotten`` (and so on for the others); an error naming them otherwise."""
+    aliases = {**{t: t for t in NAMES}, **{t.replace("->", ""): t for t in NAMES}, **{w: t for t, w in NAMES.items()}}
+    if value.strip().lower() in aliases:
+        return aliases[value.strip().lower()]
+    accepted = ", ".join(f"{w} ({t.replace('->', '')})" for t, w in NAMES.items())
+    raise PairingError(f"--transition {value!r}: give one of {accepted}")
+
+
+def _transition(value: str) -> str:
+    try:
+        return transition_of(value)
+    except PairingError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--transition ")) from e
+
+
+def _not_a_pair_folder(out_dir: Path) -> str:
+    """What to do when ``out_dir`` holds no samples.parquet: the pair folders inside it (a multi, chain, curve or
+    rescoring-sensitivity output), or how to make one."""
+    inside = sorted(p.parent for p in out_dir.glob("*/samples.parquet")) + sorted(
+        p.parent for p in out_dir.glob("*/*/samples.parquet")
+    )
+    if not inside:
+        return f"{out_dir / 'samples.parquet'} not found: run `postforget-pair BEFORE AFTER -o {out_dir}` first"
+    names = [str(p.relative_to(out_dir)) for p in inside]
+    return (
+        f"{out_dir} holds several pairings (a multi, chain, curve or --rescore a,b output), each in a folder of "
+        f"its own: {listing(names, 12)}; show one of them, e.g. `postforget-pair show {inside[0]} --subtask NAME`"
+    )
 
 
 def _count(value: str) -> int:
@@ -138,8 +173,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--transition",
         default="1->0",
-        choices=("1->0", "0->1", "1->1", "0->0"),
-        help="1->0 forgotten (default), 0->1 gained",
+        type=_transition,
+        metavar="WHICH",
+        help="forgotten (or 10, '1->0'; the default), gained (01, '0->1'), kept (11), never (00)",
     )
     p.add_argument("--seed", help="only this seed label (as in subtasks.csv)")
     p.add_argument("--limit", type=_count, default=20, help="at most this many items (default 20; 0 for all)")
@@ -156,7 +192,7 @@ def command(argv: Sequence[str]) -> int:
         )
     except PairingError as e:
         return failed(err, e)
-    what = {"1->0": "forgotten", "0->1": "gained", "1->1": "kept", "0->0": "never right"}[args.transition]
+    what = {**NAMES, "0->0": "never right"}[args.transition]
     shown = f"the first {len(items)} of " if len(items) < total else ""
     out.print(f"[bold]{shown}{total} {what} item(s) of {escape(args.subtask)}[/]")
     for it in items:

@@ -1,4 +1,5 @@
-"""``postforget``: ``task-dir`` prints the directory for ``lm_eval --include_path``; ``demo`` runs the demo.
+"""``postforget``: ``task-dir`` prints the directory for ``lm_eval --include_path``; ``demo`` runs the demo;
+``pair`` is ``postforget-pair`` (:func:`postforget_lmeval.cli.main_tool` runs it).
 
 ``demo`` measures a real model's forgetting of real facts; ``demo --synthetic`` runs the toy demo on invented
 facts (a tiny model trained here, fast enough for the tests).
@@ -17,6 +18,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="postforget", description="postforget-lmeval helpers")
     sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("pair", help="the same as postforget-pair (`postforget-pair --help`)", add_help=False)
     sub.add_parser("task-dir", help="print the task directory, for lm_eval --include_path")
     sub.add_parser("demo", help="a real model's forgetting (`postforget demo --help`)", add_help=False)
     args, rest = parser.parse_known_args(argv)

@@ -3,7 +3,11 @@ count of paired, unpaired or dropped items, so that nothing left out of the figu
 
 from __future__ import annotations
 
+import json
+import zipfile
 from collections import defaultdict
+from collections.abc import Iterable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +41,7 @@ def summary(
     read_s = timing["read_seconds"]
     return {
         "inputs": {side: str(Path(roots[side]).resolve()) for side in SIDES},
+        "models": {side: model_names(r["results"] for r in got.runs[side] if r.get("results")) for side in SIDES},
         "formats": formats,
         "options": options.summary(),
         "scored_by": scored_by,
@@ -100,3 +105,52 @@ def _per_subtask(joined: pd.DataFrame, duplicates: dict[str, dict[str, int]]) ->
         }
         for subtask in category.index
     }
+
+
+def _model_args_names(model_args: Any) -> list[str]:
+    if isinstance(model_args, dict):
+        return [str(model_args[k]) for k in ("pretrained", "model", "model_name") if model_args.get(k)]
+    if isinstance(model_args, str):
+        pairs = (part.split("=", 1) for part in model_args.split(",") if "=" in part)
+        return [v for k, v in pairs if k.strip() in ("pretrained", "model", "model_name") and v.strip()]
+    return []
+
+
+@lru_cache(maxsize=4096)
+def _names_in(results_file: str) -> tuple[str, ...]:
+    """Model names a results file logs: lm-eval's ``config.model_args`` / ``model_name``, LightEval's
+    ``config_general.model_name``, inspect's ``eval.model``. Unreadable files give none (pairing has reported
+    them)."""
+    try:
+        if zipfile.is_zipfile(results_file):
+            return _inspect_model(results_file)
+        data = json.loads(Path(results_file).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ()
+    if not isinstance(data, dict):
+        return ()
+    config, general, spec = (
+        data.get(k) if isinstance(data.get(k), dict) else {} for k in ("config", "config_general", "eval")
+    )
+    names = _model_args_names(config.get("model_args")) + [
+        str(v)
+        for v in (data.get("model_name"), general.get("model_name"), spec.get("model"))
+        if isinstance(v, str) and v
+    ]
+    return tuple(dict.fromkeys(names))
+
+
+def _inspect_model(log_file: str) -> tuple[str, ...]:
+    """The model of an inspect ``.eval`` log, from its header (inspect_ai reads it: the members may be zstd)."""
+    try:
+        from inspect_ai.log import read_eval_log
+
+        return (str(read_eval_log(log_file, header_only=True).eval.model),)
+    except (ImportError, OSError, ValueError):  # no inspect_ai, or a log it cannot read: pairing reported that
+        return ()
+
+
+def model_names(results_files: Iterable[str | Path]) -> list[str]:
+    """The model names the given results files log, each once, in order of first appearance."""
+    files = dict.fromkeys(str(f) for f in results_files)
+    return list(dict.fromkeys(n for f in files for n in _names_in(f)))

@@ -3,7 +3,8 @@
 No network and nothing beside it: the figure is an embedded base64 PNG, the style sheet is inline,
 there is no script. Sections (each a ``<section id=...>``): summary, paper-table, plots, accuracy,
 transitions, items, paper-comparison (when the pair is one the paper measured), analyses (the
-analyses' tables, when present), problems. A print style sheet keeps tables whole on paper.
+analyses' tables, when present), problems, method (the figures in brief: the page links nothing outside itself,
+and a pip install ships no docs/ folder). A print style sheet keeps tables whole on paper.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from postforget_lmeval.report.analyses_md import (
 )
 from postforget_lmeval.report.csv_safe import write_csv
 from postforget_lmeval.scoring import option_letter
+from postforget_lmeval.sources import LoadedItem
 
 N_ITEMS = 8  # most forgotten / most gained items shown, each read back from its sample log
 QUESTION_CHARS = 700
@@ -70,6 +72,46 @@ nav { font-size: .9em; margin: .4em 0 1em; } nav a { margin-right: .8em; }
   .scroll table { font-size: 7.5pt; }
 }
 """
+
+
+PAPER = "arXiv 2510.17776"  # cited, not linked: the page loads and links nothing outside itself
+METHOD = (
+    ("F, BT", "the share of items right before and wrong after (1→0: forgetting), and wrong before and right "
+     "after (0→1: backward transfer), per sub-benchmark and seed, over the items paired on both sides."),
+    ("F_chance", "what guessing alone would flip: an item is either known or guessed among its k options, so "
+     "F_chance = BT_chance = (1 − acc_before)(1 − acc_after)/(k − 1)."),
+    ("F_true, BT_true", "max(F − F_chance, 0) and max(BT − BT_chance, 0): the chance-adjusted figures."),
+    ("F_max, BT_max", "the ceilings: max((k·acc_before − 1)/(k − 1), 0), the most that could be forgotten (the "
+     "share of items known before), and likewise with acc_after, the most that could be gained."),
+    ("raw", "where k is unknown (a generative task with no options to count) there is no chance baseline: the "
+     "tables give the raw F and BT; --k N supplies k."),
+    ("macro average", "the mean over a category's sub-benchmarks, then over categories for Overall, then over "
+     "seeds (± the sample standard deviation); micro weighs every item alike."),
+    ("noise floor", "each side's seeds paired with each other as if they were before and after (both directions "
+     "averaged): what sampling alone flips; the figure minus its floor is what post-training changed beyond it."),
+    ("NFR, NFI, PFR, PFI", "negative and positive flip rate and impact (Yan et al., CVPR 2021): NFR = F, "
+     "NFI = n_10/(n_10 + n_00), PFR = BT, PFI = n_01/(n_11 + n_01); raw, no chance correction."),
+    ("significant", "an exact McNemar test per sub-benchmark and seed (n_10 against n_01), Benjamini-Hochberg "
+     "q < 0.05 over all rows."),
+)  # fmt: skip
+"""The method in brief, inline: report.html stands alone (a pip install has no docs/ folder to link to)."""
+DOC_PAGES = {"docs/method.md": "the Method section of this page"}
+
+
+def _method() -> str:
+    rows = "".join(f"<dt><b>{_e(term)}</b></dt><dd>{_e(text)}</dd>" for term, text in METHOD)
+    return (
+        "<p>As in Harmon et al., <i>Mapping Post-Training Forgetting in Language Models at Scale</i> (ICLR 2026, "
+        f"{PAPER}), §2 and Appendix E.</p><dl>{rows}</dl>"
+    )
+
+
+def _inline_docs(text: str) -> str:
+    """A text written for the Markdown report with its links to the package's docs/ pages made references to this
+    page (report.html is read where no docs/ folder is, e.g. after a pip install)."""
+    for page, here in DOC_PAGES.items():
+        text = text.replace(page, here)
+    return text
 
 
 def _e(value: Any) -> str:
@@ -110,9 +152,13 @@ def _page(title: str, sections: list[str], nav: list[tuple[str, str]]) -> str:
     )
 
 
-def ranked_items(samples: pd.DataFrame, transition: str, n: int = N_ITEMS) -> pd.DataFrame:
-    """Items that made ``transition`` under the most seeds/replicates (then by sub-benchmark, doc_id);
-    one row each (its first such sample), with ``times`` and ``of`` (samples of that item)."""
+def ranked_items(
+    samples: pd.DataFrame, transition: str, n: int = N_ITEMS, strength: np.ndarray | None = None
+) -> pd.DataFrame:
+    """Items that made ``transition`` under the most seeds/replicates, then (``strength``, per row of ``samples``:
+    how far the transition went, e.g. the drop in the gold option's probability) by their mean strength, then by
+    sub-benchmark and doc_id; one row each (its first such sample), with ``times`` and ``of`` (samples of that
+    item)."""
     if samples.empty:
         return samples.assign(times=[], of=[])
     # integer codes instead of grouping 80k rows by text: sub-benchmarks in groupby order (a categorical's own)
@@ -129,7 +175,11 @@ def ranked_items(samples: pd.DataFrame, transition: str, n: int = N_ITEMS) -> pd
     starts[1:] = (sub_hit[1:] != sub_hit[:-1]) | (doc_hit[1:] != doc_hit[:-1])
     starts = np.flatnonzero(starts)
     times = np.diff(np.r_[starts, len(hit)])
-    top = np.argsort(-times, kind="stable")[:n]
+    if strength is None:
+        top = np.argsort(-times, kind="stable")[:n]
+    else:  # an item without a strength (NaN) after those with one
+        mean = np.add.reduceat(np.nan_to_num(strength[hit], nan=-np.inf), starts) / times if len(hit) else times
+        top = np.lexsort((-mean, -times))[:n]
     first = hit[starts[top]]
     of = [np.count_nonzero((subtask == subtask[i]) & (doc == doc[i])) for i in first]
     rows = samples.take(first)
@@ -147,8 +197,17 @@ def _question(row: Any) -> str:
         item = sources.by_name(str(row.source_before)).load_item(str(row.file_before), int(row.locator_before))
     except (OSError, ValueError, KeyError) as e:  # a moved or changed log must not stop the report: say so
         return f"(question not readable from {row.file_before}: {e})"
-    text = item.question + "".join(f"\n{option_letter(i)}) {o}" for i, o in enumerate(item.options))
-    return text if len(text) <= QUESTION_CHARS else text[:QUESTION_CHARS] + "…"
+    text = item_text(item)
+    return text if len(text) <= QUESTION_CHARS else "…" + text[-QUESTION_CHARS:]  # the item is at the prompt's end
+
+
+def item_text(item: LoadedItem) -> str:
+    """The question followed by its options lettered as the postforget tasks letter them, unless the question
+    (an ordinary task's logged prompt, e.g. lm-eval's MMLU) already lists them so."""
+    lettered = [(option_letter(i), o) for i, o in enumerate(item.options)]
+    if lettered and all(f"{x}. {o}" in item.question or f"{x}) {o}" in item.question for x, o in lettered):
+        return item.question
+    return item.question + "".join(f"\n{x}) {o}" for x, o in lettered)
 
 
 def _answer(value: Any) -> str:
@@ -179,16 +238,33 @@ def _item_card(row: Any, transition: str) -> str:
     )
 
 
+def gold_drop(result: PairResult) -> np.ndarray | None:
+    """Per row of ``result.samples``: the drop in the gold option's probability (drift_items' ``-dp_gold``), for
+    log-likelihood multiple-choice runs; None where no item logs the options' log-likelihoods."""
+    drift = result.tables.get("drift_items")
+    if drift is None or drift.empty or "dp_gold" not in drift:
+        return None
+    key = ["subtask", "seed", "doc_id"]
+    per_item = drift.astype({"subtask": str, "seed": str}).groupby(key)["dp_gold"].mean()
+    rows = pd.MultiIndex.from_frame(result.samples[key].astype({"subtask": str, "seed": str}))
+    return -per_item.reindex(rows).to_numpy(dtype=float)
+
+
 def _items(result: PairResult) -> str:
     parts = []
+    drop = gold_drop(result)
     for transition, title in (("1->0", "Most forgotten (1→0)"), ("0->1", "Most gained (0→1)")):
-        ranked = ranked_items(result.samples, transition)
+        strength = None if drop is None else (drop if transition == "1->0" else -drop)
+        ranked = ranked_items(result.samples, transition, strength=strength)
         cards = "".join(_item_card(r, transition) for r in ranked.itertuples(index=False))
         parts.append(f"<h3>{title}</h3>" + (f'<div class="items">{cards}</div>' if cards else "<p>None.</p>"))
+    then = (
+        ", then by how far the gold option's probability fell (forgotten) or rose (gained)" if drop is not None else ""
+    )
     return (
-        '<p class="muted">Items ranked by how many seeds made the transition; the question is read back from the '
-        "before run's sample log. <code>postforget-pair show OUT_DIR --subtask NAME</code> lists all of them.</p>"
-        + "".join(parts)
+        f'<p class="muted">Items ranked by how many seeds made the transition{then}; the question is read back '
+        "from the before run's sample log. <code>postforget-pair show OUT_DIR --subtask NAME</code> lists all "
+        "of them.</p>" + "".join(parts)
     )
 
 
@@ -217,7 +293,7 @@ def _comparison(result: PairResult, label: str) -> str:
         }
     )
     named = "named with --paper-pair" if result.summary.get("paper_pair") else "recognised from the model names"
-    diffs = "".join(f"<li>{_e(d)}</li>" for d in paper.differences(result, label))
+    diffs = "".join(f"<li>{_e(d)}</li>" for d in paper.differences(result, label) if paper.DIFFERENCES_DOC not in d)
     return (
         f"<p>The paper's row for <b>{_e(label)}</b> ({named}), Appendix E, beside this run; difference = this run "
         f"minus the paper (its table cell, else its full-precision value), in percentage points, printed only on equal "
@@ -248,8 +324,11 @@ def render(result: PairResult, png: bytes | None, tables: report.ReportTables | 
     s = result.summary
     totals = s["totals"]
     label = s.get("pair_label") or "Forgetting and backward transfer"
+    models = s.get("models") or {}
+    named = {side: f" · {_e(', '.join(models[side]))}" if models.get(side) else "" for side in ("before", "after")}
     intro = (
-        f"<p>before: <code>{_e(s['inputs']['before'])}</code><br>after: <code>{_e(s['inputs']['after'])}</code></p>"
+        f"<p>before: <code>{_e(s['inputs']['before'])}</code>{named['before']}<br>"
+        f"after: <code>{_e(s['inputs']['after'])}</code>{named['after']}</p>"
         f"<p>{totals['subtasks_paired']} sub-benchmarks · seeds {_e(', '.join(map(str, totals['seeds'])))} · "
         f"{totals['items_paired']} item pairs ({totals['unpaired_before']} before-only, "
         f"{totals['unpaired_after']} after-only) · chance k: {_e((s.get('options') or {}).get('chance_k', 'item'))}"
@@ -261,6 +340,7 @@ def render(result: PairResult, png: bytes | None, tables: report.ReportTables | 
             "paper-table",
             "Paper-shaped table (macro)",
             table_html(t.macro, total_last=True)
+            + "".join(f'<p class="muted">{_e(why)}</p>' for why in [report.no_baseline(result.subtasks)] if why)
             + "<h3>Micro average (item-weighted; an extra, not the paper's figure)</h3>"
             + table_html(t.micro, total_last=True),
         ),
@@ -289,7 +369,7 @@ def render(result: PairResult, png: bytes | None, tables: report.ReportTables | 
             (
                 "noise-floor",
                 "Forgetting or sampling: the noise floor and the flips (macro, %)",
-                f'<p class="muted">{_e(NOISE_LEGEND)}</p>'
+                f'<p class="muted">{_e(_inline_docs(NOISE_LEGEND))}</p>'
                 + (f"<p><strong>⚠ {_e(shared)}</strong></p>" if (shared := shared_seed_warning(result)) else "")
                 + table_html(noise, total_last=True, text_columns=noise.columns),
             )
@@ -319,16 +399,27 @@ def render(result: PairResult, png: bytes | None, tables: report.ReportTables | 
         )
         sections.append(("analyses", "Analyses", body))
     sections.append(("problems", "Problems and notes", _problems(result)))
+    sections.append(("method", "Method", _method()))
     nav = [(sid, title.split(":")[0].split("(")[0].strip()) for sid, title, _ in sections]
     return _page(label, [_section(*sec) for sec in sections], nav)
 
 
-def pairs_html(wide: pd.DataFrame, long: pd.DataFrame, png: bytes | None, directories: dict[str, str]) -> str:
-    """pairs.html: the table across pairs (one column per pair), the figure, links to each pair's report."""
-    blocks = []
+def pairs_html(
+    wide: pd.DataFrame,
+    long: pd.DataFrame,
+    png: bytes | None,
+    directories: dict[str, str],
+    why: str | None = None,
+    names: Sequence[str] = (),
+) -> str:
+    """pairs.html: the pairs' models, the table across pairs (one column per pair; ``why`` some cells are raw), the
+    figure, links to each pair's report."""
+    blocks = [f"<ul>{''.join(f'<li>{_e(n)}</li>' for n in names)}</ul>" if names else ""]
     for metric, title in report.METRIC_TITLES.items():
         block = wide[wide["metric"] == metric].drop(columns="metric")
         blocks.append(f"<h3>{_e(title)}</h3>{table_html(block, total_last=True)}")
+    if why:
+        blocks.append(f'<p class="muted">{_e(why)}</p>')
     acc = long[(long["metric"] == "F_true") & (long["category"] == OVERALL) & long["pair"].isin(directories)]
     links = "".join(
         f"<li><b>{_e(r.pair)}</b>: accuracy {report.pct(r.acc_before)} → {report.pct(r.acc_after)} · "
@@ -404,7 +495,7 @@ def renderers(result: PairResult, plot: bool = True) -> dict[str, Callable[[Path
         image = plots.categories_png(result)
     tables = report.report_tables(result)
     files: dict[str, Callable[[Path], None]] = {
-        "paper_table.csv": lambda p: write_csv(tables.macro, p),
+        "paper_table.csv": lambda p: write_csv(report.paper_table(result, "macro"), p),  # "–" where undefined
         "report.md": lambda p: p.write_text(report.report_markdown(result, tables), encoding="utf-8"),
         "report.html": lambda p: p.write_text(render(result, image, tables), encoding="utf-8"),
     }

@@ -108,6 +108,8 @@ def _metric_rows(label: str, result: PairResult) -> pd.DataFrame:
                     "mean": getattr(r, f"{metric}_mean"),
                     "std": getattr(r, f"{metric}_std"),
                     "ceiling": getattr(r, f"{ceiling}_mean"),
+                    "raw": getattr(r, f"{metric.removesuffix('_true')}_mean"),  # shown where mean is undefined
+                    "raw_std": getattr(r, f"{metric.removesuffix('_true')}_std"),
                     "acc_before": r.acc_before_mean,
                     "acc_after": r.acc_after_mean,
                     "n_subtasks": int(r.n_subtasks),
@@ -152,7 +154,13 @@ def long_table(results: dict[str, PairResult]) -> pd.DataFrame:
 
 def wide_table(long: pd.DataFrame) -> pd.DataFrame:
     """The paper's layout: rows (metric, category), one column per pair, cells ``F_true ± std (F_max)`` in %."""
-    cells = long.assign(cell=[report.cell(m, s, c) for m, s, c in zip(long["mean"], long["std"], long["ceiling"])])
+    raw = long.reindex(columns=["raw", "raw_std"])  # the paper's own columns have none
+    cells = long.assign(
+        cell=[
+            report.cell(m, s, c) if not pd.isna(m) else report.raw_cell(r, rs)
+            for m, s, c, r, rs in zip(long["mean"], long["std"], long["ceiling"], raw["raw"], raw["raw_std"])
+        ]
+    )
     pairs = list(dict.fromkeys(long["pair"]))
     order = report.category_order(long["category"])
     wide = cells.pivot_table(index=["metric", "category"], columns="pair", values="cell", aggfunc="first", sort=False)
@@ -164,12 +172,26 @@ def wide_table(long: pd.DataFrame) -> pd.DataFrame:
     return wide
 
 
-def table_markdown(wide: pd.DataFrame) -> str:
-    """pairs.md: forgetting then backward transfer, one column per pair."""
-    parts = ["# Forgetting and backward transfer across pairs", "", report.LEGEND, ""]
+def no_baseline(results: dict[str, PairResult]) -> str | None:
+    """Why some cells of the table across pairs are raw (:func:`report.no_baseline` over every pair)."""
+    return report.no_baseline(pd.concat([r.subtasks[["subtask", "k"]] for r in results.values()]))
+
+
+def models(results: dict[str, PairResult]) -> list[str]:
+    """``label: before model → after model`` per pair, from the results files."""
+    return [f"{label}: {report.models_line(r)}" for label, r in results.items()]
+
+
+def table_markdown(wide: pd.DataFrame, why: str | None = None, names: Sequence[str] = ()) -> str:
+    """pairs.md: the pairs' models, then forgetting then backward transfer, one column per pair; ``why``: the
+    reason some cells are raw."""
+    parts = ["# Forgetting and backward transfer across pairs", "", *(f"- {n}" for n in names)]
+    parts += ["", report.LEGEND, ""] if names else [report.LEGEND, ""]
     for metric, title in report.METRIC_TITLES.items():
         block = wide[wide["metric"] == metric].drop(columns="metric")
         parts += [f"## {title}", "", markdown_table(list(block.columns), block.astype(str).values.tolist()), ""]
+    if why:
+        parts += [why, ""]
     return "\n".join(parts)
 
 
@@ -279,7 +301,7 @@ def write_table(
     out.mkdir(parents=True, exist_ok=True)
     long = long_table(results)
     wide = wide_table(long)
-    markdown = table_markdown(wide)
+    markdown = table_markdown(wide, no_baseline(results), models(results))
     if compared is not None:
         markdown += "\n## Pairs with one before, compared item by item\n\n" + "\n".join(
             f"- {line}" for line in comparison_lines(compared)
@@ -294,7 +316,7 @@ def write_table(
     if compared is not None:
         written.append(atomic_write(out / "comparisons.csv", lambda p: write_csv(compared, p)))
     image = plots.many_pairs_png(long) if plot else None
-    html = report_html.pairs_html(wide, long, image, directories or {})
+    html = report_html.pairs_html(wide, long, image, directories or {}, no_baseline(results), models(results))
     written.append(atomic_write(out / "pairs.html", lambda p: p.write_text(html, encoding="utf-8")))
     if image is not None:
         written.append(atomic_write(out / "pairs.png", lambda p: p.write_bytes(image)))

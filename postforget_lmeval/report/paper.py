@@ -10,17 +10,16 @@ runs' results files are the pair's Hugging Face ids.
 from __future__ import annotations
 
 import difflib
-import json
 import math
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from postforget_lmeval import metrics
 from postforget_lmeval.metrics import OVERALL
+from postforget_lmeval.pairing.provenance import model_names
 from postforget_lmeval.pairing.results import PairingError, PairResult
 from postforget_lmeval.tasks.catalog import suite
 
@@ -49,35 +48,10 @@ def check_label(label: str) -> str:
     raise PairingError(f"--paper-pair {label!r} is not a pair of the paper{hint} (all labels: {', '.join(known[:31])})")
 
 
-def _model_args_names(model_args: Any) -> list[str]:
-    if isinstance(model_args, dict):
-        return [str(model_args[k]) for k in ("pretrained", "model", "model_name") if model_args.get(k)]
-    if isinstance(model_args, str):
-        pairs = (part.split("=", 1) for part in model_args.split(",") if "=" in part)
-        return [v for k, v in pairs if k.strip() in ("pretrained", "model", "model_name") and v.strip()]
-    return []
-
-
-@lru_cache(maxsize=4096)
-def _names_in(results_file: str) -> tuple[str, ...]:
-    """Model names a results file logs: lm-eval's ``config.model_args`` / ``model_name``, LightEval's
-    ``config_general.model_name``. Unreadable files give none (pairing has reported them)."""
-    try:
-        data = json.loads(Path(results_file).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return ()
-    config, general = data.get("config") or {}, data.get("config_general") or {}
-    names = _model_args_names(config.get("model_args")) + [
-        str(v) for v in (data.get("model_name"), general.get("model_name")) if isinstance(v, str) and v
-    ]
-    return tuple(dict.fromkeys(names))
-
-
 def run_models(result: PairResult, side: str) -> list[str]:
     """The model names logged by the runs of one side of a pairing."""
     runs = (result.summary.get("runs") or {}).get(side) or []
-    files = dict.fromkeys(str(r["results"]) for r in runs if r.get("results"))
-    return list(dict.fromkeys(n for f in files for n in _names_in(f)))
+    return model_names(r["results"] for r in runs if r.get("results"))
 
 
 def _match(name: str, model_id: str) -> int:

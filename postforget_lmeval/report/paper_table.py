@@ -11,9 +11,10 @@ accuracy. Accuracy before and after get their own columns here. Writing the file
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from rich.console import Console
@@ -26,6 +27,7 @@ from postforget_lmeval.report.analyses_md import analyses_markdown
 from postforget_lmeval.report.markdown import markdown_table
 
 if TYPE_CHECKING:  # rich.table is imported where a terminal table is drawn, not for writing files
+    from rich.console import Group
     from rich.table import Table
 
 LEGEND = (
@@ -75,14 +77,29 @@ def category_order(categories: Iterable[str]) -> list[str]:
     return [*names, OVERALL] if OVERALL in set(map(str, categories)) else names
 
 
-def paper_table(result: PairResult, average: str = "macro") -> pd.DataFrame:
-    """One row per category and Overall: the two paper cells, accuracy before/after, sizes (paper_table.csv)."""
+def raw_cell(mean: float | None, std: float | None) -> str:
+    """A raw F or BT (not chance-adjusted) where the chance baseline is undefined: ``raw 12.3 ± 0.4``."""
+    return "–" if _missing(mean) else f"raw {cell(mean, std, None)}"
+
+
+def _figure(cats: pd.DataFrame, metric: str, ceiling: str, raw: bool) -> list[str]:
+    """The paper's cells of one metric; with ``raw``, the raw rate where the chance-adjusted one is undefined."""
+    true = [cell(*v) for v in zip(cats[f"{metric}_true_mean"], cats[f"{metric}_true_std"], cats[f"{ceiling}_mean"])]
+    if not raw:
+        return true
+    fallback = [raw_cell(m, sd) for m, sd in zip(cats[f"{metric}_mean"], cats[f"{metric}_std"])]
+    return [f if t == "–" else t for t, f in zip(true, fallback)]
+
+
+def paper_table(result: PairResult, average: str = "macro", raw: bool = False) -> pd.DataFrame:
+    """One row per category and Overall: the two paper cells, accuracy before/after, sizes (paper_table.csv).
+    ``raw``: for readers, a category without a chance baseline shows its raw F and BT (see :func:`no_baseline`)."""
     cats = result.categories[result.categories["average"] == average]
     return pd.DataFrame(
         {
             PAPER_COLUMNS[0]: [category_label(c) for c in cats["category"]],
-            PAPER_COLUMNS[1]: [cell(*v) for v in zip(cats["F_true_mean"], cats["F_true_std"], cats["F_max_mean"])],
-            PAPER_COLUMNS[2]: [cell(*v) for v in zip(cats["BT_true_mean"], cats["BT_true_std"], cats["BT_max_mean"])],
+            PAPER_COLUMNS[1]: _figure(cats, "F", "F_max", raw),
+            PAPER_COLUMNS[2]: _figure(cats, "BT", "BT_max", raw),
             PAPER_COLUMNS[3]: [pct(v) for v in cats["acc_before_mean"]],
             PAPER_COLUMNS[4]: [pct(v) for v in cats["acc_after_mean"]],
             PAPER_COLUMNS[5]: cats["n_subtasks"].astype(int).to_numpy(),
@@ -91,14 +108,50 @@ def paper_table(result: PairResult, average: str = "macro") -> pd.DataFrame:
     )
 
 
-def frame_rich(frame: pd.DataFrame, title: str) -> Table:
-    """A table of text cells for the terminal; lines around each Overall row."""
+def no_baseline(subtasks: pd.DataFrame) -> str | None:
+    """Why some figures are raw: the sub-benchmarks without a chance baseline (k unknown), and the fix."""
+    names = sorted(subtasks.loc[subtasks["k"].isna(), "subtask"].astype(str).unique())
+    if not names:
+        return None
+    listed = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    return (
+        f"raw = F and BT as counted, not chance-adjusted: {listed} "
+        f"{'has' if len(names) == 1 else 'have'} no chance baseline (the number of options k is unknown, "
+        "e.g. a generative task with no options to count); give --k N (the number of answers a guess picks "
+        "from) to chance-adjust them."
+    )
+
+
+def models_line(result: PairResult) -> str:
+    """``google/gemma-3-4b-it → Qwen/Qwen2.5-3B-Instruct``: the models the results files name (the folders where
+    a side names none)."""
+    models = result.summary.get("models") or {}
+    inputs = result.summary.get("inputs") or {}
+    sides = [", ".join(models.get(side) or []) or str(inputs.get(side, "?")) for side in ("before", "after")]
+    return " → ".join(sides)
+
+
+LABEL_WIDTH = 24
+"""Characters of a label kept on one line when a narrow terminal squeezes the table (the paper's longest category,
+Safety/Truthfulness, has 19)."""
+
+
+def frame_rich(frame: pd.DataFrame, title: str, whole: Sequence[str] = ()) -> Table:
+    """A table of text cells for the terminal; lines around each Overall row. The label column and the columns
+    named in ``whole`` keep their cells on one line (up to :data:`LABEL_WIDTH`); the others wrap at spaces."""
     from rich.table import Table
 
     table = Table(title=title)
     text = frame.astype(str)
     for name in text.columns:
-        table.add_column(str(name), justify="left" if name in ("Category", "category", "metric") else "right")
+        label = name in ("Category", "category", "metric")
+        longest = max((len(line) for cell in text[name] for line in cell.splitlines()), default=0)
+        table.add_column(  # fold: a cell too long for a narrow terminal goes on over lines, never cut to "…"
+            str(name),
+            justify="left" if label else "right",
+            overflow="fold",
+            min_width=min(longest, LABEL_WIDTH) if label or name in whole else None,
+        )
     rows = text.values.tolist()
     for i, row in enumerate(rows):
         table.add_row(*row, end_section=i + 1 < len(rows) and ("Overall" in row or "Overall" in rows[i + 1]))
@@ -109,40 +162,97 @@ PIPED_WIDTH = 160  # characters per line when stdout is a file or a pipe
 
 
 def stdout_console() -> Console:
-    """stdout for the tables; piped output gets a wide page so they are not squeezed to 80 columns."""
+    """stdout for the tables; piped output gets a wide page so they are not squeezed to 80 columns, unless
+    ``COLUMNS`` sets the width."""
     out = Console(soft_wrap=True, emoji=False)
-    return out if out.is_terminal else Console(soft_wrap=True, width=PIPED_WIDTH, emoji=False)
+    if out.is_terminal or os.environ.get("COLUMNS", "").isdigit():  # a width the user set wins
+        return out
+    return Console(soft_wrap=True, width=PIPED_WIDTH, emoji=False)
 
 
-def rich_table(result: PairResult, average: str = "macro") -> Table:
-    """The paper's table for the terminal."""
-    label = "macro average, as the paper" if average == "macro" else "micro (item-weighted) average"
-    short = dict(
-        zip(
-            PAPER_COLUMNS,
-            (
-                "Category",
-                "F_true ± std (F_max)",
-                "BT_true ± std (BT_max)",
-                "acc before",
-                "acc after",
-                "sub-benchmarks",
-                "seeds",
-            ),
-        )
+HEADLINE_COLUMNS = ("Category", "acc before → after", *PAPER_COLUMNS[1:3], "seeds", "sub-benchmarks")
+"""The terminal's first table: what fits 100 columns (the analyses go in a second table)."""
+
+
+def headline(result: PairResult, average: str = "macro") -> pd.DataFrame:
+    """The terminal's first table: category, accuracy before → after, F_true (F_max), BT_true (BT_max), sizes."""
+    t = paper_table(result, average, raw=True)
+    return pd.DataFrame(
+        {
+            "Category": t[PAPER_COLUMNS[0]],
+            "acc before → after": [f"{b} → {a}" for b, a in zip(t[PAPER_COLUMNS[3]], t[PAPER_COLUMNS[4]])],
+            "F_true ± std (F_max)": t[PAPER_COLUMNS[1]],
+            "BT_true ± std (BT_max)": t[PAPER_COLUMNS[2]],
+            "seeds": t[PAPER_COLUMNS[6]],
+            "sub-benchmarks": t[PAPER_COLUMNS[5]],
+        }
     )
-    frame = paper_table(result, average).rename(columns=short)
-    if "significant" in result.subtasks.columns:  # the analyses ran: format share and significant rows
-        extra = terminal_columns(result).reindex(
-            result.categories.loc[result.categories["average"] == average, "category"].to_numpy()
-        )
-        frame["F lost to format"] = [pct(v) for v in extra["format"]]
-        frame["signif. rows"] = extra["significant"].fillna("–").to_numpy()
-        if average == "macro":
-            frame["noise floor"] = extra["noise_floor"].fillna("–").to_numpy()
-            frame["F_true − floor [CI]"] = extra["F_beyond_noise"].fillna("–").to_numpy()
-            frame["BT_true − floor [CI]"] = extra["BT_beyond_noise"].fillna("–").to_numpy()
-    return frame_rich(frame, f"Chance-adjusted forgetting and backward transfer, % ({label}); (…) = F_max / BT_max")
+
+
+def significance_text(rows: pd.DataFrame) -> str:
+    """``9 of 19, all gains`` / ``9 of 19: 3 losses, 6 gains``: the (sub-benchmark, seed) rows flagged
+    significant, and which way they moved (a loss: more 1→0 than 0→1 items; a gain: more 0→1)."""
+    flagged = rows[rows["significant"].fillna(False).astype(bool)]
+    n, total = len(flagged), len(rows)
+    losses = int((flagged["n_10"] > flagged["n_01"]).sum())
+    gains = n - losses
+    if n == 0:
+        return f"0 of {total}"
+    if losses == 0 or gains == 0:
+        return f"{n} of {total}, all {'gains' if losses == 0 else 'losses'}"
+    return f"{n} of {total}: {losses} loss{'es' if losses > 1 else ''}, {gains} gain{'s' if gains > 1 else ''}"
+
+
+def analyses_table(result: PairResult, average: str = "macro") -> pd.DataFrame | None:
+    """The terminal's second table, per category: the share of forgetting lost to format, the significant rows
+    with their direction, and (macro) the noise floor with F_true and BT_true beyond it; None without analyses."""
+    if "significant" not in result.subtasks.columns:
+        return None
+    order = result.categories.loc[result.categories["average"] == average, "category"].to_numpy()
+    extra = terminal_columns(result).reindex(order)
+    by_category = {str(c): g for c, g in result.subtasks.groupby("category", observed=True)}
+    frame = pd.DataFrame(
+        {
+            "Category": [category_label(c) for c in order],
+            "F lost to format": [pct(v) for v in extra["format"]],
+            "significant rows": [
+                significance_text(result.subtasks if c == OVERALL else by_category.get(str(c), result.subtasks[:0]))
+                for c in order
+            ],
+        }
+    )
+    if average == "macro":
+        frame["noise floor"] = extra["noise_floor"].fillna("–").to_numpy()
+        for metric in ("F", "BT"):  # the interval on a line of its own: narrow columns
+            cells = extra[f"{metric}_beyond_noise"].fillna("–").str.replace(" [", "\n[", regex=False)
+            frame[f"{metric}_true − floor [CI]"] = cells.to_numpy()
+    return frame
+
+
+ANALYSES_TITLE = "Beyond the paper, % (significant: McNemar, BH q < 0.05; noise floor: the model against itself)"
+
+
+def rich_table(result: PairResult, average: str = "macro") -> Group:
+    """What the terminal shows of a pairing, 100 columns wide: the paper's headline, then the analyses' table,
+    then why any figure is raw."""
+    from rich.console import Group
+    from rich.markup import escape
+
+    label = "macro average, as the paper" if average == "macro" else "micro (item-weighted) average"
+    parts: list[Any] = [
+        f"before → after: {escape(models_line(result))}",
+        frame_rich(
+            headline(result, average),
+            f"F_true / BT_true, chance-adjusted, % ({label}); (…) = F_max / BT_max, the share known",
+        ),
+    ]
+    analyses = analyses_table(result, average)
+    if analyses is not None:
+        parts.append(frame_rich(analyses, ANALYSES_TITLE, whole=("significant rows", "noise floor")))
+    why = no_baseline(result.subtasks)
+    if why:
+        parts.append(why)
+    return Group(*parts)
 
 
 def frame_markdown(frame: pd.DataFrame) -> str:
@@ -219,15 +329,18 @@ def extra_tables(result: PairResult) -> list[tuple[str, pd.DataFrame, int]]:
 class ReportTables:
     """The tables report.md, report.html and paper_table.csv share, computed once per pairing."""
 
-    macro: pd.DataFrame  # paper_table(result, "macro")
-    micro: pd.DataFrame  # paper_table(result, "micro")
+    macro: pd.DataFrame  # paper_table(result, "macro", raw=True)
+    micro: pd.DataFrame  # paper_table(result, "micro", raw=True)
     subtasks: pd.DataFrame  # per_subtask(result)
     paper_label: str | None  # paper.paper_pair(result): the paper pair to compare with, if any
 
 
 def report_tables(result: PairResult) -> ReportTables:
     return ReportTables(
-        paper_table(result, "macro"), paper_table(result, "micro"), per_subtask(result), paper.paper_pair(result)
+        paper_table(result, "macro", raw=True),
+        paper_table(result, "micro", raw=True),
+        per_subtask(result),
+        paper.paper_pair(result),
     )
 
 
@@ -238,11 +351,14 @@ def report_markdown(result: PairResult, tables: ReportTables | None = None) -> s
     s = result.summary
     totals = s["totals"]
     options = s.get("options") or {}
+    models = s.get("models") or {}
+    named = {side: f" ({', '.join(models[side])})" if models.get(side) else "" for side in ("before", "after")}
+    why = no_baseline(result.subtasks)
     parts = [
         "# Forgetting and backward transfer",
         "",
-        f"- before: `{s['inputs']['before']}`",
-        f"- after: `{s['inputs']['after']}`",
+        f"- before: `{s['inputs']['before']}`{named['before']}",
+        f"- after: `{s['inputs']['after']}`{named['after']}",
         f"- {totals['subtasks_paired']} sub-benchmarks, seeds {', '.join(map(str, totals['seeds']))}, "
         f"{totals['items_paired']} item pairs "
         f"({totals['unpaired_before']} before-only, {totals['unpaired_after']} after-only); "
@@ -254,6 +370,7 @@ def report_markdown(result: PairResult, tables: ReportTables | None = None) -> s
         "",
         frame_markdown(t.macro),
         "",
+        *([why, ""] if why else []),
         "## Micro average (item-weighted; an extra, not the paper's figure)",
         "",
         frame_markdown(t.micro),

@@ -345,6 +345,15 @@ def loaded_item(sample: dict[str, Any]) -> LoadedItem:
     prompt = first.get("arg_0") if isinstance(first, dict) else (first[0] if isinstance(first, list) else None)
     options = next((doc[k] for k in OPTION_KEYS if isinstance(doc.get(k), list)), None) or []
     question = next((doc[k] for k in QUESTION_KEYS if isinstance(doc.get(k), str)), None)
+    if "pf_question" not in doc and prompt is not None:  # an ordinary task: the prompt lm-eval logged, not a field
+        question = None  # (COPA's doc 'question' is "cause" or "effect")
+        requests = args.values() if isinstance(args, dict) else args
+        scored = [
+            r.get("arg_1") if isinstance(r, dict) else (r[1] if isinstance(r, list) and len(r) > 1 else None)
+            for r in requests
+        ]
+        if not options and len(scored) > 1 and all(isinstance(c, str) for c in scored):
+            options = [c.strip() for c in scored]  # log-likelihood multiple choice: the continuations it scored
     gold = doc.get("pf_gold", sample.get("target"))
     if options and isinstance(gold, (int, str)) and str(gold).isdigit() and int(gold) < len(options):
         gold = option_letter(int(gold))  # lm-eval logs a multiple-choice target as the option index

@@ -28,6 +28,7 @@ SECTIONS = (
     "above-max",  # its pair has rows whose F_true exceeds F_max
     "analyses",
     "problems",
+    "method",
 )
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_FLAGS = (
