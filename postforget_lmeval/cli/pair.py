@@ -110,21 +110,6 @@ def shared() -> argparse.ArgumentParser:
         action="store_true",
         help="only the paper's figures: skip significance, bootstrap intervals, failure modes and drift",
     )
-    p.add_argument(
-        "--fail-if",
-        metavar="RULE",
-        action="append",
-        default=[],
-        help="release gate: exit 3 when the rule holds, e.g. 'F_true > 2' (OVERALL, percentage points), "
-        "'STEM:F_true >= 5' or '*:F_true > 10' (every category); repeatable; the verdict goes in summary.json",
-    )
-    p.add_argument(
-        "--gate-reads",
-        choices=gate.READS,
-        default="estimate",
-        help="what a --fail-if rule reads: estimate (default, the macro mean the table prints) or interval "
-        "(the bound of the 95%% bootstrap interval that makes the failure certain)",
-    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no table")
     return p
 
@@ -136,9 +121,11 @@ SUBCOMMANDS = """subcommands (each has its own --help):
                         each run against the one before it and against the first
   curve DIR_1 DIR_2 [DIR_3 ...] -o OUT_DIR [--steps N,N,...]
                         forgetting over training steps; --steps gives each run's step
-                        (default: the number each folder name ends with)
+                        (default: from each folder name, step_<N> or checkpoint-<N>)
   show OUT_DIR --subtask NAME [--transition forgotten|gained]
-                        the items of one sub-benchmark that were forgotten or gained"""
+                        the items of one sub-benchmark that were forgotten or gained
+  plan PILOT_OUT_DIR [--target 2] [--subtasks] [--csv PATH]
+                        a pilot's interval half-widths and the items and seeds a target needs"""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -154,6 +141,21 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("before", metavar="BEFORE_DIR", help="lm-eval --output_path of the model before post-training")
     p.add_argument("after", metavar="AFTER_DIR", help="lm-eval --output_path of the model after post-training")
     add_output(p)
+    p.add_argument(
+        "--fail-if",
+        metavar="RULE",
+        action="append",
+        default=[],
+        help="release gate: exit 3 when the rule holds, e.g. 'F_true > 2' (OVERALL, percentage points), "
+        "'STEM:F_true >= 5' or '*:F_true > 10' (every category); repeatable; the verdict goes in summary.json",
+    )
+    p.add_argument(
+        "--gate-reads",
+        choices=gate.READS,
+        default="estimate",
+        help="what a --fail-if rule reads: estimate (default, the macro mean the table prints) or interval "
+        "(the bound of the 95%% bootstrap interval that makes the failure certain)",
+    )
     return p
 
 

@@ -243,7 +243,7 @@ def rich_table(result: PairResult, average: str = "macro") -> Group:
         f"before → after: {escape(models_line(result))}",
         frame_rich(
             headline(result, average),
-            f"F_true / BT_true, chance-adjusted, % ({label}); (…) = F_max / BT_max, the share known",
+            f"F_true / BT_true, chance-adjusted, % ({label}); in parentheses F_max / BT_max, the share known",
         ),
     ]
     analyses = analyses_table(result, average)
