@@ -1,0 +1,88 @@
+"""Every error of inspect's sample reader names the file, the sample and the cause, in `pair` and in `show`.
+
+The logs are inspect_ai's own (``tests/fixtures/inspect``) with one zip member changed (``inspect_logs``): a null
+score, a null or missing id, an id that the log's ``sample_ids`` does not list, a member cut short, one whose
+deflated data cannot be decoded. Before, each escaped as a traceback that named no file (pydantic's
+ValidationError, KeyError, zlib.error, ijson's error); now the sample is skipped and named, and the others pair.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from postforget_lmeval import pair
+from tests.sources.inspect_logs import ALGEBRA_LOG, CAPITALS_LOG, break_deflate, copy_side, edit_json, rewrite
+
+pytest.importorskip("inspect_ai.log", reason="the inspect extra is not installed")
+
+MEMBER = "samples/aa-1_epoch_1.json"
+CHANGES = {
+    "null score": (edit_json(lambda d: d["scores"].update(choice=None)),
+                   "scores.choice: Input should be a valid dictionary or instance of Score"),
+    "null id": (edit_json(lambda d: d.update(id=None)),
+                "id.int: Input should be a valid integer; id.str: Input should be a valid string"),
+    "missing id": (edit_json(lambda d: d.pop("id")), "id: Field required"),
+    "cut short": (lambda data: data[:100], "ijson.common.IncompleteJSONError: parse error: premature EOF"),
+}  # fmt: skip
+
+
+def _one_changed(tmp_path: Path, change) -> tuple[Path, Path]:
+    before = copy_side("before_eval", tmp_path / "before")
+    log = next(before.glob(ALGEBRA_LOG))
+    rewrite(log, {MEMBER: change})
+    return before, log
+
+
+def _warning(result, log: Path) -> str:
+    found = [w for w in result.warnings if w.startswith(f"before: {log}: ")]
+    assert len(found) == 1, result.warnings
+    return found[0]
+
+
+@pytest.mark.parametrize("case", CHANGES)
+def test_an_unreadable_sample_is_named_with_file_and_cause_and_the_others_pair(tmp_path, case):
+    change, cause = CHANGES[case]
+    before, log = _one_changed(tmp_path, change)
+    result = pair(before, copy_side("after_eval", tmp_path / "after"), analyses=False)
+    assert _warning(result, log) == (
+        f"before: {log}: 1 sample(s) of task mmlu_reasoning_letter:abstract_algebra_5_shots cannot be read and are "
+        f"skipped: {MEMBER}: {cause}"
+    )
+    algebra = result.samples[result.samples["subtask"] == "mmlu_abstract_algebra"]
+    assert len(algebra) == 7  # 8 samples (4 items x 2 epochs), the unreadable one left out
+
+
+def test_a_sample_whose_id_is_not_in_sample_ids_is_named_and_skipped(tmp_path):
+    before, log = _one_changed(tmp_path, edit_json(lambda d: d.update(id="zz-9")))
+    result = pair(before, copy_side("after_eval", tmp_path / "after"), analyses=False)
+    assert _warning(result, log) == (
+        f"before: {log}: 1 sample(s) of task mmlu_reasoning_letter:abstract_algebra_5_shots have an id that is not "
+        f"in the log's sample_ids, so they cannot be found again; skipped: {MEMBER} (id 'zz-9')"
+    )
+
+
+def test_a_member_whose_compressed_data_is_corrupt_is_named_with_zlibs_error(tmp_path):
+    before = copy_side("before_eval", tmp_path / "before")
+    log = next(before.glob(ALGEBRA_LOG))
+    rewrite(log, {})  # deflated members
+    break_deflate(log, MEMBER)
+    result = pair(before, copy_side("after_eval", tmp_path / "after"), analyses=False)
+    assert _warning(result, log).endswith(
+        f"cannot be read and are skipped: {MEMBER}: zlib.error: Error -3 while decompressing data: invalid block type"
+    )
+
+
+def test_show_names_the_file_the_sample_and_the_cause_of_an_item_it_cannot_read_back(tmp_path, capsys):
+    from postforget_lmeval.cli import main
+
+    before, out = copy_side("before_eval", tmp_path / "before"), tmp_path / "out"
+    assert main([str(before), str(copy_side("after_eval", tmp_path / "after")), "-o", str(out), "--no-plot", "-q"]) == 0
+    log = next(before.glob(CAPITALS_LOG))
+    rewrite(log, {"samples/2_epoch_1.json": edit_json(lambda d: d["scores"].update(choice=None))})  # forgotten: 1->0
+    capsys.readouterr()
+    assert main(["show", str(out), "--subtask", "synth_capitals"]) != 0
+    err = capsys.readouterr().err
+    assert f"sample 2 epoch 1 of {log} cannot be read (scores.choice: Input should be a valid dictionary" in err
+    assert "Traceback" not in err
