@@ -25,6 +25,7 @@ from postforget_lmeval.sources._base import (
     RunRead,
     Source,
     TaskRun,
+    item_id,
     item_rows,
     item_table,
 )  # fmt: skip
@@ -32,7 +33,7 @@ from postforget_lmeval.sources._lmeval_samples import AUTO_METRICS, doc_hash
 
 __all__ = [
     "AUTO_METRICS", "FORMATS", "ITEM_COLUMNS", "UNREADABLE", "Discovery", "LoadedItem", "Problem", "Progress",
-    "ReadRequest", "Rows", "RunRead", "Source", "TaskRun", "by_name", "detect", "doc_hash", "item_rows",
+    "ReadRequest", "Rows", "RunRead", "Source", "TaskRun", "by_name", "detect", "doc_hash", "item_id", "item_rows",
     "item_table", "present",
 ]  # fmt: skip
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from postforget_lmeval.errors import PairingError
-from postforget_lmeval.sources._base import LoadedItem, Problem, ReadRequest, RunRead, TaskRun, item_rows
+from postforget_lmeval.sources._base import LoadedItem, Problem, ReadRequest, RunRead, TaskRun, item_id, item_rows
 from postforget_lmeval.sources._lighteval_items import subtask_of
 
 EXTRA = "pip install 'postforget-lmeval[inspect]'"
@@ -108,13 +108,6 @@ def _text(value: Any) -> str:
 
 def _gold(target: Any) -> str:
     return "".join(target) if isinstance(target, list) else str(target)
-
-
-def doc_id(sample_id: int | str) -> int:
-    """The item's id as int64: an int id as it is, a string id by a stable hash."""
-    if isinstance(sample_id, int):
-        return sample_id
-    return int(hashlib.sha256(str(sample_id).encode("utf-8")).hexdigest()[:15], 16)
 
 
 def _doc_hash(sample: Any) -> str:
@@ -232,7 +225,7 @@ def read_run(req: ReadRequest) -> RunRead:
                 not_rescored += 1
             cols["correct_logged"].append(logged)
         for col, value in (
-            ("doc_id", doc_id(smp["id"])), ("doc_hash", smp["hash"]), ("replicate", smp["epoch"] - 1),
+            ("doc_id", item_id(smp["id"])), ("doc_hash", smp["hash"]), ("replicate", smp["epoch"] - 1),
             ("correct", correct), ("k", float(smp["k"]) if smp["k"] else math.nan),
             ("answer", answer), ("gold", smp["gold"] or None), ("status", status),
             ("locator", position[str(smp["id"])]), ("response_chars", smp["chars"]),
@@ -285,5 +278,5 @@ def loaded_item(path: str, locator: int) -> LoadedItem:
     return LoadedItem(
         question=_text(first.input), options=list(first.choices or []), gold=_gold(first.target),
         responses=[s.output.completion if s is not None and s.output else "" for s in epochs], prompt=prompt,
-        doc={"id": first.id, "metadata": first.metadata}, doc_id=doc_id(first.id),
+        doc={"id": first.id, "metadata": first.metadata}, doc_id=item_id(first.id),
     )  # fmt: skip

@@ -8,11 +8,13 @@ ValidationError, KeyError, zlib.error, ijson's error); now the sample is skipped
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from postforget_lmeval import pair
+from tests.helpers import paths
 from tests.sources.inspect_logs import ALGEBRA_LOG, CAPITALS_LOG, break_deflate, copy_side, edit_json, rewrite
 
 pytest.importorskip("inspect_ai.log", reason="the inspect extra is not installed")
@@ -86,3 +88,19 @@ def test_show_names_the_file_the_sample_and_the_cause_of_an_item_it_cannot_read_
     err = capsys.readouterr().err
     assert f"sample 2 epoch 1 of {log} cannot be read (scores.choice: Input should be a valid dictionary" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("fmt", [None, "inspect"])
+def test_a_json_log_rewritten_with_sorted_keys_is_recognised_and_pairs_as_written(tmp_path, fmt):
+    """Sorted keys put ``eval`` first and ``version`` last; inspect_ai's header reader stops at ``samples``."""
+    before = copy_side("before_json", tmp_path / "before")
+    for log in before.glob("*.json"):
+        log.write_text(json.dumps(json.loads(log.read_text()), sort_keys=True, indent=2))
+        assert log.read_text().startswith('{\n  "eval": {')
+    after = paths.FIXTURES / "inspect" / "after_json"
+    options = {"source_format": fmt} if fmt else {}
+    written = pair(paths.FIXTURES / "inspect" / "before_json", after, analyses=False)
+    result = pair(before, after, analyses=False, **options)
+    columns = ["subtask", "seed", "n", "n_10", "n_01", "n_11", "n_00"]
+    assert result.subtasks[columns].equals(written.subtasks[columns])
+    assert len(result.samples) == 14 and not [w for w in result.warnings if str(before) in w]

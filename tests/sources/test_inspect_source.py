@@ -21,8 +21,9 @@ from postforget_lmeval import pair
 from postforget_lmeval.pairing.results import PairingError
 from postforget_lmeval.report.files import write_outputs
 from postforget_lmeval.sources import ReadRequest, detect
+from postforget_lmeval.sources import item_id as doc_id
 from postforget_lmeval.sources._inspect import SOURCE
-from postforget_lmeval.sources._inspect_log import doc_id, subtask_and_category
+from postforget_lmeval.sources._inspect_log import subtask_and_category
 from tests.helpers import paths
 from tests.helpers.lmeval_runs import pf_record, sample_line, write_run
 
