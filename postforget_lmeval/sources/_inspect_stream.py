@@ -4,9 +4,10 @@ inspect_ai's ``read_eval_log`` holds every sample of a log at once, so memory gr
 size (a 220 KB ``.eval`` can unpack to 200 MB), and its ``read_eval_log_samples`` reopens the zip for each
 sample. Here an ``.eval`` log's zip is opened once and its ``samples/`` members are parsed one at a time, and a
 ``.json`` log's ``samples`` array is parsed item by item (ijson, which inspect_ai reads with too): memory is
-bounded by the largest sample. Each sample is validated by inspect_ai's own ``EvalSample``; one that does
-not parse or validate is handed back as the error, named by its member (or place), so the reader can report
-it and go on.
+bounded by the largest sample. A member is parsed whole with ``json`` (a few times faster than ijson's events,
+and Python's NaN accepted, as inspect_ai's own fallback does), its large fields dropped before validation.
+Each sample is validated by inspect_ai's own ``EvalSample``; one that does not parse or validate is handed
+back as the error, named by its member (or place), so the reader can report it and go on.
 
 A ``.json`` log whose keys were re-written in sorted order (``"eval"`` first, ``"version"`` last) is valid
 JSON that inspect_ai's header reader refuses, as it stops at ``samples``; :func:`header` reads its header
@@ -15,6 +16,7 @@ fields around the samples instead.
 
 from __future__ import annotations
 
+import json
 import zipfile
 from collections.abc import Iterator
 from typing import Any
@@ -30,7 +32,7 @@ _OPEN, _CLOSE = ("start_map", "start_array"), ("end_map", "end_array")
 
 def _fields(events: Iterator[tuple[str, str, Any]], skip: set[str]) -> dict[str, Any]:
     """The top-level fields of the JSON object whose events ``events`` yields, those in ``skip`` passed over
-    without being built (so a log's samples, or a sample's transcript, never sit in memory)."""
+    without being built (so a log's samples never sit in memory)."""
     out: dict[str, Any] = {}
     for prefix, event, value in events:
         if prefix != "" or event != "map_key":
@@ -75,8 +77,7 @@ def samples(path: str, skip: set[str]) -> Iterator[tuple[str, EvalSample | Excep
         with zipfile.ZipFile(path) as archive:
             for member in (n for n in archive.namelist() if n.startswith(SAMPLES_DIR) and n.endswith(".json")):
                 try:
-                    with archive.open(member) as stream:
-                        yield member, _sample(_fields(ijson.parse(stream, use_float=True), skip), set())
+                    yield member, _sample(json.loads(archive.read(member)), skip)
                 except Exception as e:  # zlib/zstd, JSON or pydantic errors of this member only
                     yield member, e
         return
