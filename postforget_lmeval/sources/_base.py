@@ -201,6 +201,7 @@ class Source(ABC):
 
     name: str  # as --format spells it
     layout: str  # what a run's files look like, for "nothing found" messages
+    produced_by: str  # what to point at instead, for the same messages
 
     @abstractmethod
     def matches(self, root: Path) -> bool:

@@ -57,6 +57,7 @@ class InspectSource(Source):
 
     name = "inspect"
     layout = "inspect_ai evaluation logs (*.eval or *.json)"
+    produced_by = "the --log-dir of an `inspect eval` run (or of eval_set)"
 
     def matches(self, root: Path) -> bool:
         return next(_logs(root, Discovery(root)), None) is not None

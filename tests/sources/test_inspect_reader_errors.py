@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from postforget_lmeval import pair
+from postforget_lmeval.pairing.results import PairingError
 from tests.helpers import paths
 from tests.sources.inspect_logs import ALGEBRA_LOG, CAPITALS_LOG, break_deflate, copy_side, edit_json, rewrite
 
@@ -105,3 +106,13 @@ def test_a_json_log_rewritten_with_sorted_keys_is_recognised_and_pairs_as_writte
     columns = ["subtask", "seed", "n", "n_10", "n_01", "n_11", "n_00"]
     assert result.subtasks[columns].equals(written.subtasks[columns])
     assert len(result.samples) == 14 and not [w for w in result.warnings if str(before) in w]
+
+
+def test_a_folder_without_logs_read_as_inspect_is_told_where_inspect_writes_them(tmp_path):
+    for side in ("before", "after"):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "notes.json").write_text('{"note": 1}')
+    with pytest.raises(PairingError) as e:
+        pair(tmp_path / "before", tmp_path / "after", source_format="inspect")
+    assert str(e.value).endswith(": point at the --log-dir of an `inspect eval` run (or of eval_set)")
+    assert "lm_eval" not in str(e.value)
