@@ -116,3 +116,17 @@ def test_a_folder_without_logs_read_as_inspect_is_told_where_inspect_writes_them
         pair(tmp_path / "before", tmp_path / "after", source_format="inspect")
     assert str(e.value).endswith(": point at the --log-dir of an `inspect eval` run (or of eval_set)")
     assert "lm_eval" not in str(e.value)
+
+
+def test_an_unreadable_sample_of_a_json_log_is_named_by_its_place(tmp_path):
+    before = copy_side("before_json", tmp_path / "before")
+    log = next(before.glob("*synth-capitals*.json"))
+    doc = json.loads(log.read_text())
+    doc["samples"][1]["scores"]["choice"] = None
+    log.write_text(json.dumps(doc, indent=2))
+    result = pair(before, paths.FIXTURES / "inspect" / "after_json", analyses=False)
+    assert _warning(result, log) == (
+        f"before: {log}: 1 sample(s) of task synth_capitals cannot be read and are skipped: samples[1]: "
+        "scores.choice: Input should be a valid dictionary or instance of Score"
+    )
+    assert len(result.samples[result.samples["subtask"] == "synth_capitals"]) == 5
