@@ -16,7 +16,7 @@ import pandas as pd
 
 from postforget_lmeval.errors import PairingError
 from postforget_lmeval.pairing.run_plan import SIDES, Collected, listing
-from postforget_lmeval.sources import RunRead, Source, item_table
+from postforget_lmeval.sources import RunRead, Source, item_id, item_table
 
 JOIN_KEY = ["subtask", "seed_label", "replicate", "doc_id"]
 _KEEP = (
@@ -218,20 +218,41 @@ def categories(joined: pd.DataFrame, got: Collected) -> pd.Series:
     return joined["subtask"].map(lambda s: chosen.get(s, s)).astype(object)
 
 
+def _unpaired_fix(joined: pd.DataFrame, group: pd.DataFrame, ids: dict[str, list[int]]) -> str:
+    """What to do about one sub-benchmark and seed's one-sided items, by their cause."""
+    first = group.iloc[0]
+    same = (joined["subtask"] == first["subtask"]) & (joined["seed_label"] == first["seed_label"])
+    for side, flag in (("before", "left_only"), ("after", "right_only")):
+        here = joined.loc[same & (joined["replicate"] == first["replicate"]), "_merge"]
+        if (here == flag).all() and (joined.loc[same, "_merge"] != flag).any():
+            return (
+                f"replicate {first['replicate']} exists on the {side} side only: the sides ran different numbers "
+                "of epochs (inspect_ai --epochs) or repeats (lm-eval); run both with the same number"
+            )
+    before, after = set(ids.get("before", ())), set(ids.get("after", ()))
+    if any(item_id(str(i)) in after for i in before) or any(item_id(str(i)) in before for i in after):
+        return (
+            'the item ids are numbers on one side and strings on the other (an inspect_ai sample id 1 is not "1"): '
+            "give the samples the same ids on both sides"
+        )
+    return "run both sides on the same items (same --limit)"
+
+
 def warn_unpaired(joined: pd.DataFrame, got: Collected) -> None:
-    """One warning per sub-benchmark and seed with items on one side only (fatal with --strict)."""
+    """One warning per sub-benchmark and seed with items on one side only (fatal with --strict), with the fix
+    for its cause: different epochs or repeats, ids of different types, or different items."""
     lonely = joined[joined["_merge"] != "both"]
     if lonely.empty:
         return
     both = joined[joined["_merge"] == "both"].groupby(["subtask", "seed"]).size()
     for (subtask, seed), group in lonely.groupby(["subtask", "seed"], sort=True):
-        parts = []
+        parts, ids = [], {}
         for side, flag in (("before", "left_only"), ("after", "right_only")):
-            ids = sorted(group.loc[group["_merge"] == flag, "doc_id"].unique().tolist())
-            if ids:
-                parts.append(f"{len(ids)} item(s) only on the {side} side (doc_id {listing(ids, 8)})")
+            ids[side] = sorted(group.loc[group["_merge"] == flag, "doc_id"].unique().tolist())
+            if ids[side]:
+                parts.append(f"{len(ids[side])} item(s) only on the {side} side (doc_id {listing(ids[side], 8)})")
         paired = int(both.get((subtask, seed), 0))
         got.warnings.append(
             f"{subtask} seed {seed}: {' and '.join(parts)} cannot be paired and are left out of the figures "
-            f"({paired} paired): run both sides on the same items (same --limit)"
+            f"({paired} paired): {_unpaired_fix(joined, group, ids)}"
         )

@@ -5,12 +5,22 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from postforget_lmeval import sources
 from postforget_lmeval.errors import PairingError
 from postforget_lmeval.pairing.options import PairOptions
-from postforget_lmeval.pairing.run_plan import SIDES, Collected, check_metric, check_roots, discover, newest, plan
+from postforget_lmeval.pairing.run_plan import (
+    SIDES,
+    Collected,
+    check_metric,
+    check_roots,
+    discover,
+    listing,
+    newest,
+    plan,
+)
 from postforget_lmeval.sources import Progress, ReadRequest, RunRead, Source
 
 
@@ -24,6 +34,46 @@ class Read:
     reads: list[RunRead]
 
 
+def _runs_of(fmt: str, root: str | os.PathLike[str]) -> list[str]:
+    """The per-item files of the runs of format ``fmt`` under ``root`` (results files without them are no run)."""
+    try:
+        found = sources.by_name(fmt).find_runs(Path(root))
+    except PairingError:  # e.g. LightEval results without their details: no run to leave out
+        return []
+    return sorted({str(r.samples_path) for r in found.task_runs if r.samples_path is not None})
+
+
+def choose(side: str, root: str | os.PathLike[str], name: str | None, got: Collected) -> Source:
+    """The one format read under ``root``: the named one, else the one whose runs are there.
+
+    One pairing reads one format per side (a side's items carry one source). A folder holding the runs
+    of several harnesses is refused with the runs that a choice would leave out, rather than read as
+    the first format found; with ``--format`` the other harnesses' runs are named in a note.
+    """
+    found = sources.present(root)
+    if name is not None:
+        chosen = sources.by_name(name)
+        for other in (f for f in found if f != name):
+            if files := _runs_of(other, root):
+                got.note(f"{side}: --format {name}: {len(files)} {other} run file(s) under {root} not read "
+                         f"({listing(files, 3)})")  # fmt: skip
+        return chosen
+    if len(found) > 1:
+        runs = {fmt: files for fmt in found if (files := _runs_of(fmt, root))}
+        if len(runs) > 1:
+            held = "; ".join(
+                f"{fmt}: {len(files)} run file(s), e.g. {listing(files, 2)}" for fmt, files in runs.items()
+            )
+            raise PairingError(
+                f"{side} directory {root} holds the runs of several harnesses ({held}); one pairing reads one "
+                f"format per side: pass --format {' or --format '.join(runs)} (the other runs are left out, "
+                "and named), or move each harness's runs into a directory of its own and pair those"
+            )
+        if runs:
+            return sources.by_name(next(iter(runs)))
+    return sources.detect(root)
+
+
 def read_sides(
     before: str | os.PathLike[str],
     after: str | os.PathLike[str],
@@ -35,7 +85,7 @@ def read_sides(
     roots = {"before": before, "after": after}
     check_roots(roots)
     try:
-        srcs = {side: sources.detect(roots[side], options.source_format) for side in SIDES}
+        srcs = {side: choose(side, roots[side], options.source_format, got) for side in SIDES}
     except ValueError as e:
         raise PairingError(str(e)) from e
     planned: list[tuple[str, ReadRequest]] = []

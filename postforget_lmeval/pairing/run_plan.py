@@ -84,7 +84,7 @@ def discover(
             f"no {source.layout} found under {side} directory {root} (searched its readable subfolders, "
             "following links, hidden folders aside)"
             + (f" [{seen}]" if seen else "")
-            + ": point at the output directory of an `lm_eval ... --log_samples` (or LightEval) run"
+            + f": point at {source.produced_by}"
         )
     for p in found.problems:
         got.problem(side, p["path"], p["problem"])

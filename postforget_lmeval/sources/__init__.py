@@ -1,8 +1,10 @@
 """Input formats: one module set per harness, chosen per directory.
 
 Each format's module (``_<name>.py``) exposes ``SOURCE``, an instance of :class:`Source`.
-:func:`detect` asks each in :data:`FORMATS` order whether a directory holds its runs; lm-eval is
-the fallback, so a directory with no recognisable run gets lm-eval's explanation of what is missing.
+:func:`present` asks each in :data:`FORMATS` order whether a directory holds its files; :func:`detect`
+takes the first, with lm-eval the fallback, so a directory with no recognisable run gets lm-eval's
+explanation of what is missing. A directory that holds several harnesses' files is the pairing's to
+settle (:mod:`postforget_lmeval.pairing.reading`), so that no harness's runs are left out unsaid.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from postforget_lmeval.sources._base import (
     RunRead,
     Source,
     TaskRun,
+    item_id,
     item_rows,
     item_table,
 )  # fmt: skip
@@ -30,8 +33,8 @@ from postforget_lmeval.sources._lmeval_samples import AUTO_METRICS, doc_hash
 
 __all__ = [
     "AUTO_METRICS", "FORMATS", "ITEM_COLUMNS", "UNREADABLE", "Discovery", "LoadedItem", "Problem", "Progress",
-    "ReadRequest", "Rows", "RunRead", "Source", "TaskRun", "by_name", "detect", "doc_hash", "item_rows",
-    "item_table",
+    "ReadRequest", "Rows", "RunRead", "Source", "TaskRun", "by_name", "detect", "doc_hash", "item_id", "item_rows",
+    "item_table", "present",
 ]  # fmt: skip
 
 FORMATS = ("lmeval", "lighteval", "inspect")
@@ -46,13 +49,14 @@ def by_name(name: str) -> Source:
     return importlib.import_module(f"{__name__}._{name}").SOURCE
 
 
+def present(root: str | os.PathLike[str]) -> list[str]:
+    """The formats whose files are under ``root``, in :data:`FORMATS` order (cheap: names and first bytes)."""
+    return [fmt for fmt in FORMATS if by_name(fmt).matches(Path(root))]
+
+
 def detect(root: str | os.PathLike[str], name: str | None = None) -> Source:
-    """The source for ``root``: the named one, else the first whose files are there, else lm-eval."""
+    """The source for ``root``: the named one, else the first whose files are there (lm-eval last), else lm-eval."""
     if name is not None:
         return by_name(name)
-    path = Path(root)
-    for fmt in FORMATS:
-        source = by_name(fmt)
-        if fmt != FALLBACK and source.matches(path):
-            return source
-    return by_name(FALLBACK)
+    found = [fmt for fmt in present(root) if fmt != FALLBACK]
+    return by_name(found[0] if found else FALLBACK)

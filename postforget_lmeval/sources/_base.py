@@ -15,6 +15,7 @@ decides what that means for the figures.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 from abc import ABC, abstractmethod
@@ -184,6 +185,13 @@ class LoadedItem:
     doc_id: int | None = None
 
 
+def item_id(sample_id: int | str) -> int:
+    """An item's id as int64 (a doc_id): an int id as it is, a string id by a stable hash, so 1 and "1" differ."""
+    if isinstance(sample_id, int):
+        return sample_id
+    return int(hashlib.sha256(str(sample_id).encode("utf-8")).hexdigest()[:15], 16)
+
+
 UNREADABLE = (OSError, ValueError, KeyError, IndexError)
 """What reading an item back raises when its file is gone or has changed, or its line is cut or malformed."""
 
@@ -193,6 +201,7 @@ class Source(ABC):
 
     name: str  # as --format spells it
     layout: str  # what a run's files look like, for "nothing found" messages
+    produced_by: str  # what to point at instead, for the same messages
 
     @abstractmethod
     def matches(self, root: Path) -> bool:

@@ -29,6 +29,7 @@ from postforget_lmeval.sources._base import (
 NOT_LOGS = {"logs.json", "eval-set.json", ".eval-set-id"}  # what eval_set writes beside its logs
 ZIP_MAGIC = b"PK\x03\x04"
 JSON_HEAD = re.compile(rb'^\{\s*"version":\s*\d+,\s*"status":')  # how inspect_ai opens a .json log
+SORTED_HEAD = re.compile(rb'^\{\s*"(?:error|eval)":\s*\{')  # the same log re-written with its keys sorted
 
 
 def is_log(path: Path) -> bool:
@@ -40,7 +41,9 @@ def is_log(path: Path) -> bool:
             head = f.read(64)
     except OSError:
         return False
-    return head.startswith(ZIP_MAGIC) if path.suffix == ".eval" else bool(JSON_HEAD.match(head))
+    if path.suffix == ".eval":
+        return head.startswith(ZIP_MAGIC)
+    return bool(JSON_HEAD.match(head) or SORTED_HEAD.match(head))
 
 
 def _logs(root: Path, found: Discovery) -> Iterator[Path]:
@@ -54,6 +57,7 @@ class InspectSource(Source):
 
     name = "inspect"
     layout = "inspect_ai evaluation logs (*.eval or *.json)"
+    produced_by = "the --log-dir of an `inspect eval` run (or of eval_set)"
 
     def matches(self, root: Path) -> bool:
         return next(_logs(root, Discovery(root)), None) is not None

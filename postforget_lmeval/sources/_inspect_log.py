@@ -1,7 +1,9 @@
 """Reading inspect_ai logs through inspect_ai's own reader: a log's header as a task run, its samples as items.
 
-Only this module imports ``inspect_ai`` (the ``inspect`` extra); without it, every entry point raises a
-PairingError that names the extra. What a sample says:
+Only this module and :mod:`._inspect_stream` (imported here once inspect_ai is found) import ``inspect_ai``
+(the ``inspect`` extra); without it, every entry point raises a PairingError that names the extra. Samples
+are streamed one at a time (:mod:`._inspect_stream`), so memory is bounded by the largest sample, and a
+sample that cannot be read is named in a problem (file, sample, cause) and skipped. What a sample says:
 
 * the item is ``sample.id`` (unique within a task; an int keeps its value as ``doc_id``, a string is hashed),
   never the position in ``eval.dataset.sample_ids``, which follows each run's own shuffle;
@@ -16,17 +18,15 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from postforget_lmeval.errors import PairingError
-from postforget_lmeval.sources._base import LoadedItem, Problem, ReadRequest, RunRead, TaskRun, item_rows
+from postforget_lmeval.sources._base import LoadedItem, Problem, ReadRequest, RunRead, TaskRun, item_id, item_rows
 from postforget_lmeval.sources._lighteval_items import subtask_of
 
 EXTRA = "pip install 'postforget-lmeval[inspect]'"
-STREAM_BYTES = 32 << 20  # a larger .eval log is streamed, so memory does not grow with the log
-SKIP_FIELDS = {"messages", "events", "store", "attachments"}  # large, and not needed to score an item
+SKIP_FIELDS = {"messages", "events", "events_data", "store", "attachments"}  # large, and not needed to score an item
 PREFERRED_SCORER = "choice"  # inspect_ai's multiple-choice scorer
 _BINARY: dict[Any, int] = {"C": 1, "I": 0, "N": 0, True: 1, False: 0}  # 1, 0, 1.0 and 0.0 find True/False
 _SHOTS_SUFFIX = "_shots"
@@ -65,8 +65,10 @@ def _seed(header: Any) -> tuple[int | None, str]:
 def task_run(path: Path) -> TaskRun:
     """The task run a log holds, read from its header; raises BadLog with what to do for a log of a newer format."""
     log = _log_api(path)
+    from postforget_lmeval.sources._inspect_stream import header as read_header
+
     try:
-        header = log.read_eval_log(str(path), header_only=True)
+        header = read_header(log, str(path))
     except ValueError as e:
         cause = str(e.__cause__ or e)  # inspect_ai wraps the reason in "Unable to read log file"
         if "version" not in cause:
@@ -108,13 +110,6 @@ def _gold(target: Any) -> str:
     return "".join(target) if isinstance(target, list) else str(target)
 
 
-def doc_id(sample_id: int | str) -> int:
-    """The item's id as int64: an int id as it is, a string id by a stable hash."""
-    if isinstance(sample_id, int):
-        return sample_id
-    return int(hashlib.sha256(str(sample_id).encode("utf-8")).hexdigest()[:15], 16)
-
-
 def _doc_hash(sample: Any) -> str:
     doc = [_text(sample.input), list(sample.choices or []), _gold(sample.target)]
     return hashlib.sha256(json.dumps(doc, ensure_ascii=False).encode("utf-8")).hexdigest()
@@ -141,39 +136,68 @@ def _status(value: Any, answer: str | None, stop_reason: str | None) -> str:
     return "unfinished" if stop_reason == "max_tokens" and value != "N" else "no_answer"
 
 
-def _samples(log: Any, path: str, size: int) -> Iterable[Any]:
-    """The log's samples: read whole, or streamed one at a time from a large ``.eval`` log (slower, as
-    inspect_ai opens the zip for each sample, but memory stays flat). inspect_ai's ``.json`` reader
-    holds the whole log either way."""
-    if path.endswith(".eval") and size > STREAM_BYTES:
-        return log.read_eval_log_samples(path, all_samples_required=False, exclude_fields=SKIP_FIELDS)
-    return log.read_eval_log(path, exclude_fields=SKIP_FIELDS).samples or []
+def _kept(sample: Any, policy: str | None) -> dict[str, Any]:
+    """What pairing keeps of one sample: no reply text (rescored here when rescoring), so that memory does not
+    grow with the log's replies."""
+    from postforget_lmeval.scoring.rescoring import rescore
+
+    choices, gold = list(sample.choices or []), _gold(sample.target)
+    completion = sample.output.completion if sample.output else ""
+    rescored = None
+    if policy and choices and gold and completion:
+        rescored = rescore(completion, choices, gold, "letters" if len(gold) > 1 else "letter", policy)
+    return {
+        "id": sample.id, "epoch": sample.epoch, "hash": _doc_hash(sample), "k": len(choices), "gold": gold,
+        "chars": float(len(completion)), "stop": sample.output.stop_reason if sample.output else None,
+        "scores": {n: (sc.value, sc.answer or None) for n, sc in (sample.scores or {}).items()},
+        "rescored": rescored,
+    }  # fmt: skip
+
+
+def _shown(entries: list[str], limit: int = 3) -> str:
+    return "; ".join(entries[:limit]) + (f"; ... ({len(entries) - limit} more)" if len(entries) > limit else "")
 
 
 def read_run(req: ReadRequest) -> RunRead:
-    """Every sample of one log, one per item and epoch, in the log's order."""
-    from postforget_lmeval.scoring.rescoring import rescore
-
+    """Every sample of one log, one per item and epoch, in the log's order, read one at a time; a sample that
+    cannot be read (or is not in the log's ``sample_ids``) is skipped and named in a problem."""
     run, path = req.run, str(req.run.samples_path)
     log = _log_api(path)
+    from postforget_lmeval.sources._inspect_stream import cause, header
+    from postforget_lmeval.sources._inspect_stream import samples as stream
+
     subtask, category = subtask_and_category(run.task)
-    header = log.read_eval_log(path, header_only=True)
-    ids = header.eval.dataset.sample_ids
-    if ids is None:  # inspect_ai streams samples by this list; logs of old versions may lack it
-        problem = Problem(path, f"lists no sample_ids, so inspect_ai cannot stream its samples; task {run.task} "
+    head = header(log, path)
+    ids = head.eval.dataset.sample_ids
+    if ids is None:  # `show` finds a sample again by its place in this list; logs of old versions may lack it
+        problem = Problem(path, f"lists no sample_ids, so its samples cannot be found again; task {run.task} "
                           "skipped (reading the log with inspect_ai and writing it back adds them)")  # fmt: skip
         return RunRead(req, item_rows(run, path, {c: [] for c in ("doc_id", "doc_hash", "correct", "locator")}),
                        [problem])  # fmt: skip
     position = {str(i): n for n, i in enumerate(ids)}
     samples: list[dict[str, Any]] = []
-    for s in _samples(log, path, run.samples_bytes):
-        samples.append({
-            "id": s.id, "epoch": s.epoch, "hash": _doc_hash(s), "choices": list(s.choices or []),
-            "gold": _gold(s.target), "completion": s.output.completion if s.output else "",
-            "stop": s.output.stop_reason if s.output else None, "scores": dict(s.scores or {}),
-        })  # fmt: skip
-    name = _scorer([{n: sc.value for n, sc in smp["scores"].items()} for smp in samples])
     problems: list[Problem] = []
+    unreadable: list[str] = []
+    unlisted: list[str] = []
+    try:
+        for where, s in stream(path, SKIP_FIELDS):
+            if isinstance(s, Exception):
+                unreadable.append(f"{where}: {cause(s)}")
+            elif str(s.id) not in position:
+                unlisted.append(f"{where} (id {s.id!r})")
+            else:
+                samples.append(_kept(s, req.rescore))
+    except Exception as e:  # the log itself (its zip directory, a file cut short): what was read is kept
+        problems.append(Problem(path, f"cannot be read past its first {len(samples) + len(unreadable)} sample(s) "
+                                f"({cause(e)}); the rest of task {run.task} is not read", "unreadable"))  # fmt: skip
+    if unreadable:
+        problems.append(Problem(path, f"{len(unreadable)} sample(s) of task {run.task} cannot be read and are "
+                                f"skipped: {_shown(unreadable)}", "malformed", len(unreadable)))  # fmt: skip
+    if unlisted:
+        problems.append(Problem(path, f"{len(unlisted)} sample(s) of task {run.task} have an id that is not in the "
+                                f"log's sample_ids, so they cannot be found again; skipped: {_shown(unlisted)}",
+                                "malformed", len(unlisted)))  # fmt: skip
+    name = _scorer([{n: value for n, (value, _) in smp["scores"].items()} for smp in samples])
     if samples and name is None:
         logged = ", ".join(sorted({n for smp in samples for n in smp["scores"]})) or "none"
         problems.append(Problem(
@@ -188,26 +212,23 @@ def read_run(req: ReadRequest) -> RunRead:
     )}  # fmt: skip
     skipped = not_rescored = 0
     for smp in samples:
-        score = smp["scores"].get(name)
-        if score is None or not _is_binary(score.value):
+        value, answer = smp["scores"].get(name, (None, None))
+        if not _is_binary(value):
             skipped += 1
             continue
-        logged = _BINARY[score.value]
-        answer = score.answer or None
-        status, correct = _status(score.value, answer, smp["stop"]), logged
+        logged = _BINARY[value]
+        status, correct = _status(value, answer, smp["stop"]), logged
         if req.rescore:
-            if smp["choices"] and smp["gold"] and smp["completion"]:
-                fmt = "letters" if len(smp["gold"]) > 1 else "letter"
-                got = rescore(smp["completion"], smp["choices"], smp["gold"], fmt, req.rescore)
+            if (got := smp["rescored"]) is not None:
                 answer, status, correct = got.answer, got.status, got.correct
             else:
                 not_rescored += 1
             cols["correct_logged"].append(logged)
         for col, value in (
-            ("doc_id", doc_id(smp["id"])), ("doc_hash", smp["hash"]), ("replicate", smp["epoch"] - 1),
-            ("correct", correct), ("k", float(len(smp["choices"])) if smp["choices"] else math.nan),
+            ("doc_id", item_id(smp["id"])), ("doc_hash", smp["hash"]), ("replicate", smp["epoch"] - 1),
+            ("correct", correct), ("k", float(smp["k"]) if smp["k"] else math.nan),
             ("answer", answer), ("gold", smp["gold"] or None), ("status", status),
-            ("locator", position[str(smp["id"])]), ("response_chars", float(len(smp["completion"]))),
+            ("locator", position[str(smp["id"])]), ("response_chars", smp["chars"]),
             ("subtask", subtask), ("category", category),
         ):  # fmt: skip
             cols[col].append(value)
@@ -219,9 +240,10 @@ def read_run(req: ReadRequest) -> RunRead:
             path, f"{not_rescored} sample(s) cannot be rescored (no choices, target or response logged); their "
             "logged score is used", "not_rescored", not_rescored,
         ))  # fmt: skip
-    if run.n_expected is not None and samples and len(samples) < run.n_expected:
-        problems.append(Problem(path, f"holds {len(samples)} of the {run.n_expected} samples inspect_ai planned "
-                                f"(status {header.status})", "incomplete"))  # fmt: skip
+    held = len(samples) + len(unreadable) + len(unlisted)
+    if run.n_expected is not None and samples and held < run.n_expected:
+        problems.append(Problem(path, f"holds {held} of the {run.n_expected} samples inspect_ai planned "
+                                f"(status {head.status})", "incomplete"))  # fmt: skip
     notes = []
     if run.repeats > 1:
         notes.append(f"task {run.task} ran {run.repeats} epochs: each epoch is a replicate, paired epoch by epoch")
@@ -231,19 +253,24 @@ def read_run(req: ReadRequest) -> RunRead:
 
 
 def loaded_item(path: str, locator: int) -> LoadedItem:
-    """The item at position ``locator`` of the log's ``sample_ids`` (this file's own list), every epoch read."""
+    """The item at position ``locator`` of the log's ``sample_ids`` (this file's own list), every epoch read; a
+    sample that cannot be read raises ValueError naming the file, the sample and the cause."""
     log = _log_api(path)
-    header = log.read_eval_log(path, header_only=True)
-    ids = header.eval.dataset.sample_ids or []
+    from postforget_lmeval.sources._inspect_stream import cause, header
+
+    head = header(log, path)
+    ids = head.eval.dataset.sample_ids or []
     if not 0 <= int(locator) < len(ids):
         raise IndexError(f"no sample at position {locator} of {path}")
     sample_id = ids[int(locator)]
     epochs = []  # one per epoch, so that a replicate indexes its reply; None where a cut-short run lacks it
-    for epoch in range(1, (header.eval.config.epochs or 1) + 1):
+    for epoch in range(1, (head.eval.config.epochs or 1) + 1):
         try:
             epochs.append(log.read_eval_log_sample(path, id=sample_id, epoch=epoch, exclude_fields={"events", "store"}))
         except IndexError:
             epochs.append(None)
+        except Exception as e:  # a corrupt member: pydantic, zlib/zstd or JSON errors
+            raise ValueError(f"sample {sample_id!r} epoch {epoch} of {path} cannot be read ({cause(e)})") from e
     first = next((s for s in epochs if s is not None), None)
     if first is None:
         raise IndexError(f"no sample {sample_id!r} in {path}")
@@ -251,5 +278,5 @@ def loaded_item(path: str, locator: int) -> LoadedItem:
     return LoadedItem(
         question=_text(first.input), options=list(first.choices or []), gold=_gold(first.target),
         responses=[s.output.completion if s is not None and s.output else "" for s in epochs], prompt=prompt,
-        doc={"id": first.id, "metadata": first.metadata}, doc_id=doc_id(first.id),
+        doc={"id": first.id, "metadata": first.metadata}, doc_id=item_id(first.id),
     )  # fmt: skip

@@ -97,6 +97,7 @@ class LightEvalSource(Source):
 
     name = "lighteval"
     layout = "LightEval results_<time>.json with details/.../details_<task>_<time>.parquet"
+    produced_by = "the --output-dir of a `lighteval ... --save-details` run"
 
     def matches(self, root: Path) -> bool:
         """A details parquet file, or a results file that opens with LightEval's ``config_general``."""

@@ -2,10 +2,13 @@
 
 LightEval 0.10 logs no item id, 0.13 the dataset row (``doc.id``), and a base model's few-shot
 query differs from an instruct model's chat query for the same item, so the key is taken from the
-item itself, the same way for both versions (a 0.10 run pairs with a 0.13 run): the question after
-the query's last ``Question:`` marker (quotes and spacing dropped) with the set of its option texts,
-numbered by occurrence when an item repeats. ``doc_hash`` adds the gold option's text, so the
-pairing's hash check refuses a join of two different items.
+item itself, the same way for both versions (a 0.10 run pairs with a 0.13 run): its whole text without
+the few-shot exemplars and the answer-format lines. That is the item's context (the instruction before
+the query's first ``Question:`` marker, which holds MCTest's story and Social IQa's context), the
+question after the last ``Question:`` marker (quotes and spacing dropped) and the set of its option
+texts. Only items whose whole text is the same are numbered by occurrence (they cannot be told apart,
+so their order does not matter). ``doc_hash`` adds the gold option's text, so the pairing's hash check
+refuses a join of two different items.
 
 Paper task names (``community|mmlu_reasoning_letter:abstract_algebra|0``, ``bbh_reasoning_letter:
 causal_judgment``, ``arc_reasoning_custom_prompt_letter:easy`` ...) map onto the catalog's
@@ -34,6 +37,8 @@ METRIC = "extractive_match"
 """The per-sample metric of LightEval's details that the pairing reads."""
 HIDDEN_OPTIONS_K = {"bbh_object_counting": 19.0}  # the paper shows no options; the answer is one of 19 letters
 OPTION_RE = re.compile(r"^\s*(\()?([A-Z])\)\s?(.*)$")
+FORMAT_LINES = "On the very last line"
+"""Where the paper's chat prompt (``custom_tasks_extractor_prompt.py``) starts its answer-format lines."""
 
 
 def _task_name(logged: str) -> str:
@@ -89,28 +94,36 @@ def parse_query(query: str) -> tuple[str, list[str]]:
     return re.sub(r"\s+", " ", question).strip().strip("\"'").strip(), options
 
 
-def _item_key(question: str, options: list[str], gold: str) -> tuple[str, str]:
+def context_of(query: str) -> str:
+    """The item's text before its question: the query up to its first ``Question:`` marker (a base model's
+    few-shot exemplars start there), without the chat prompt's answer-format lines, spacing collapsed."""
+    head = query[: max(query.find("Question:"), 0)]
+    return re.sub(r"\s+", " ", head.split(FORMAT_LINES, 1)[0]).strip()
+
+
+def _item_key(context: str, question: str, options: list[str], gold: str) -> tuple[str, str]:
     """(key, doc_hash) of one item, both blind to the order of its options.
 
-    The key is the question and the set of option texts; the hash adds the gold option's text. So an
-    item whose options a side shuffled differently (the paper's GPQA draws the gold position from the
-    global random state) still pairs, and a join of two different items is refused by the hash check.
+    The key is the context, the question and the set of option texts; the hash adds the gold option's
+    text. So an item whose options a side shuffled differently (the paper's GPQA draws the gold position
+    from the global random state) still pairs, two questions asked of different stories stay apart, and a
+    join of two different items is refused by the hash check.
     """
     bare = sorted(o.strip("\"' ") for o in options)
     golds = sorted(options[ord(g) - 65].strip("\"' ") if 0 <= ord(g) - 65 < len(options) else g for g in gold)
-    key = json.dumps([question, bare], ensure_ascii=False)
+    key = json.dumps([context, question, bare], ensure_ascii=False)
     return key, hashlib.sha256(json.dumps([bare, golds], ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
 def keys(rows: list[dict[str, Any]]) -> list[tuple[int, str, list[str], str]]:
-    """(doc_id, question, options, doc_hash) per row; doc_id numbers repeats of one key in file order."""
+    """(doc_id, question, options, doc_hash) per row; doc_id numbers repeats of one whole item in file order."""
     seen: Counter[str] = Counter()
     out = []
     for row in rows:
         question, options = parse_query(row["query"])
         if not options and any(len(str(c).strip()) > 1 for c in row["choices"]):
             options = [str(c).strip() for c in row["choices"]]  # a task that logs option texts as choices
-        key, doc_hash = _item_key(question, options, row["gold"])
+        key, doc_hash = _item_key(context_of(row["query"]), question, options, row["gold"])
         nth = seen[key]
         seen[key] += 1
         doc_id = int(hashlib.sha256(f"{nth}\x00{key}".encode()).hexdigest()[:15], 16)  # stable, fits int64

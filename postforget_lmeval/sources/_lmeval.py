@@ -236,6 +236,7 @@ class LmEvalSource(Source):
 
     name = "lmeval"
     layout = "lm-eval results_<time>.json (0.4.3+) or results.json (0.4.0-0.4.2)"
+    produced_by = "the output directory of an `lm_eval ... --log_samples` run (or of LightEval, or inspect_ai logs)"
 
     def matches(self, root: Path) -> bool:
         return any(

@@ -21,8 +21,9 @@ from postforget_lmeval import pair
 from postforget_lmeval.pairing.results import PairingError
 from postforget_lmeval.report.files import write_outputs
 from postforget_lmeval.sources import ReadRequest, detect
+from postforget_lmeval.sources import item_id as doc_id
 from postforget_lmeval.sources._inspect import SOURCE
-from postforget_lmeval.sources._inspect_log import doc_id, subtask_and_category
+from postforget_lmeval.sources._inspect_log import subtask_and_category
 from tests.helpers import paths
 from tests.helpers.lmeval_runs import pf_record, sample_line, write_run
 
@@ -76,20 +77,17 @@ def test_eval_and_json_logs_pair_alike_with_each_epoch_a_replicate(before, after
     assert aa1["transition"].tolist() == ["1->0", "1->1"]  # epoch 1: before right, after wrong; epoch 2: both right
 
 
-def test_a_large_eval_log_streamed_sample_by_sample_gives_the_same_items(monkeypatch):
-    from postforget_lmeval.sources import _inspect_log
-
-    runs = SOURCE.find_runs(FIXTURES / "before_eval").task_runs
-    whole = [r.items for r in SOURCE.read([ReadRequest(r, None, None) for r in runs], 1, None)]
-    monkeypatch.setattr(_inspect_log, "STREAM_BYTES", 0)  # every .eval log counts as large
-    streamed = [r.items for r in SOURCE.read([ReadRequest(r, None, None) for r in runs], 1, None)]
-
-    def ordered(items: pd.DataFrame) -> pd.DataFrame:  # the whole log lists epoch by epoch, the stream id by id
-        return items.sort_values(["doc_id", "replicate"]).reset_index(drop=True)
-
-    for a, b in zip(whole, streamed):
-        pd.testing.assert_frame_equal(ordered(a), ordered(b))
-    assert sum(len(t) for t in streamed) == 14
+@pytest.mark.parametrize("folder", ["before_eval", "after_json"])
+def test_samples_streamed_one_at_a_time_are_those_inspect_ai_reads_whole(folder):
+    """The stream (zip members, or the JSON array item by item) gives inspect_ai's own samples and scores."""
+    runs = SOURCE.find_runs(FIXTURES / folder).task_runs
+    for run, read in zip(runs, SOURCE.read([ReadRequest(r, None, None) for r in runs], 1, None)):
+        whole = inspect_log.read_eval_log(str(run.samples_path)).samples
+        expected = sorted((doc_id(s.id), s.epoch - 1, int(s.scores["choice"].value == "C")) for s in whole)
+        items = read.items
+        assert sorted(zip(items["doc_id"], items["replicate"], items["correct"])) == expected
+        assert read.problems == []
+    assert sum(len(r.rows) for r in SOURCE.read([ReadRequest(r, None, None) for r in runs], 1, None)) == 14
 
 
 def test_strict_rescoring_reads_the_answer_inspect_choice_scored():

@@ -1,0 +1,57 @@
+"""Copies of the inspect_ai test logs (``tests/fixtures/inspect``, written by inspect_ai's own ``eval()``) with
+zip members changed, as a corrupt or hand-edited log would be: for the reader's errors and its memory."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.helpers import paths
+
+FIXTURES = paths.FIXTURES / "inspect"
+CAPITALS_LOG = "*synth-capitals*.eval"
+ALGEBRA_LOG = "*abstract-algebra*.eval"
+
+
+def copy_side(folder: str, dest: Path) -> Path:
+    """A copy of one fixture folder (``before_eval`` ...) at ``dest``."""
+    shutil.copytree(FIXTURES / folder, dest)
+    return dest
+
+
+def rewrite(log: Path, changes: dict[str, Callable[[bytes], bytes | None]]) -> None:
+    """Write ``log`` again, each member named in ``changes`` replaced by what its function returns for its bytes
+    (None: the member is left out). Members are deflated, as inspect_ai wrote them before zstd."""
+    with zipfile.ZipFile(log) as archive:
+        members = [(info, archive.read(info)) for info in archive.infolist()]
+    with zipfile.ZipFile(log, "w", zipfile.ZIP_DEFLATED) as archive:
+        for info, data in members:
+            if info.filename in changes and (data := changes[info.filename](data)) is None:
+                continue
+            archive.writestr(info.filename, data, zipfile.ZIP_DEFLATED)
+
+
+def edit_json(change: Callable[[dict[str, Any]], object]) -> Callable[[bytes], bytes]:
+    """A member change that edits the member's JSON object in place."""
+
+    def apply(data: bytes) -> bytes:
+        doc = json.loads(data)
+        change(doc)
+        return json.dumps(doc).encode()
+
+    return apply
+
+
+def break_deflate(log: Path, member: str) -> None:
+    """Make the deflated data of ``member`` undecodable (a reserved block type), its zip entry intact."""
+    with zipfile.ZipFile(log) as archive:
+        info = archive.getinfo(member)
+    with open(log, "r+b") as f:
+        f.seek(info.header_offset + 26)
+        name_len, extra_len = (int.from_bytes(f.read(2), "little") for _ in range(2))
+        f.seek(info.header_offset + 30 + name_len + extra_len)
+        f.write(b"\xff")

@@ -1,0 +1,60 @@
+"""Reading an inspect log takes memory bounded by its largest sample, not by the log's unpacked size.
+
+The log is inspect_ai's own capitals log (``tests/fixtures/inspect/before_eval``) grown to many samples, each
+with a long reply: a few hundred KB deflated that unpack to tens of MB. inspect_ai's ``read_eval_log`` held every
+sample at once (a 220 KB log unpacking to 200 MB took 670 MB); the reader now parses one member at a time and
+keeps no reply text.
+"""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from postforget_lmeval.sources import ReadRequest
+from postforget_lmeval.sources._inspect import SOURCE
+from tests.sources.inspect_logs import CAPITALS_LOG, copy_side
+
+pytest.importorskip("inspect_ai.log", reason="the inspect extra is not installed")
+
+N_SAMPLES = 24
+REPLY_BYTES = 2 << 20  # per sample, twice in it (the completion and the assistant message)
+
+
+def _grown(folder: Path) -> Path:
+    """The capitals log with N_SAMPLES samples (copies of sample 1 under new ids), each replying REPLY_BYTES."""
+    log = next(folder.glob(CAPITALS_LOG))
+    with zipfile.ZipFile(log) as archive:
+        members = {info.filename: archive.read(info) for info in archive.infolist()}
+    head = json.loads(members["header.json"])
+    head["eval"]["dataset"].update(samples=N_SAMPLES, sample_ids=list(range(1, N_SAMPLES + 1)))
+    sample = json.loads(members["samples/1_epoch_1.json"])
+    reply = "Let me think. " * (REPLY_BYTES // 14) + "\n\nANSWER: A"
+    sample["output"]["completion"] = sample["output"]["choices"][0]["message"]["content"] = reply
+    with zipfile.ZipFile(log, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps(head))
+        for i in range(1, N_SAMPLES + 1):
+            archive.writestr(f"samples/{i}_epoch_1.json", json.dumps({**sample, "id": i}))
+    return log
+
+
+def test_peak_memory_is_bounded_by_the_largest_sample_not_the_log(tmp_path):
+    folder = copy_side("before_eval", tmp_path / "before")
+    log = _grown(folder)
+    with zipfile.ZipFile(log) as archive:
+        unpacked = sum(i.file_size for i in archive.infolist())
+    assert log.stat().st_size < 2 << 20 and unpacked > N_SAMPLES * 2 * REPLY_BYTES  # small log, large unpacked
+    (run,) = [r for r in SOURCE.find_runs(folder).task_runs if r.task == "synth_capitals"]
+    tracemalloc.start()
+    try:
+        (read,) = SOURCE.read([ReadRequest(run, None, None)], 1, None)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(read.rows) == N_SAMPLES and read.problems == []
+    assert read.rows.columns["response_chars"][0] == len("Let me think. " * (REPLY_BYTES // 14) + "\n\nANSWER: A")
+    assert peak < 8 * 2 * REPLY_BYTES  # a few copies of one sample; the log unpacks to 48 of them

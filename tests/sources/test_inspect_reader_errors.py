@@ -1,0 +1,132 @@
+"""Every error of inspect's sample reader names the file, the sample and the cause, in `pair` and in `show`.
+
+The logs are inspect_ai's own (``tests/fixtures/inspect``) with one zip member changed (``inspect_logs``): a null
+score, a null or missing id, an id that the log's ``sample_ids`` does not list, a member cut short, one whose
+deflated data cannot be decoded. Before, each escaped as a traceback that named no file (pydantic's
+ValidationError, KeyError, zlib.error, ijson's error); now the sample is skipped and named, and the others pair.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from postforget_lmeval import pair
+from postforget_lmeval.pairing.results import PairingError
+from tests.helpers import paths
+from tests.sources.inspect_logs import ALGEBRA_LOG, CAPITALS_LOG, break_deflate, copy_side, edit_json, rewrite
+
+pytest.importorskip("inspect_ai.log", reason="the inspect extra is not installed")
+
+MEMBER = "samples/aa-1_epoch_1.json"
+CHANGES = {
+    "null score": (edit_json(lambda d: d["scores"].update(choice=None)),
+                   "scores.choice: Input should be a valid dictionary or instance of Score"),
+    "null id": (edit_json(lambda d: d.update(id=None)),
+                "id.int: Input should be a valid integer; id.str: Input should be a valid string"),
+    "missing id": (edit_json(lambda d: d.pop("id")), "id: Field required"),
+    "cut short": (lambda data: data[:100],
+                  "json.decoder.JSONDecodeError: Unterminated string starting at: line 1 column 100 (char 99)"),
+}  # fmt: skip
+
+
+def _one_changed(tmp_path: Path, change) -> tuple[Path, Path]:
+    before = copy_side("before_eval", tmp_path / "before")
+    log = next(before.glob(ALGEBRA_LOG))
+    rewrite(log, {MEMBER: change})
+    return before, log
+
+
+def _warning(result, log: Path) -> str:
+    found = [w for w in result.warnings if w.startswith(f"before: {log}: ")]
+    assert len(found) == 1, result.warnings
+    return found[0]
+
+
+@pytest.mark.parametrize("case", CHANGES)
+def test_an_unreadable_sample_is_named_with_file_and_cause_and_the_others_pair(tmp_path, case):
+    change, cause = CHANGES[case]
+    before, log = _one_changed(tmp_path, change)
+    result = pair(before, copy_side("after_eval", tmp_path / "after"), analyses=False)
+    assert _warning(result, log) == (
+        f"before: {log}: 1 sample(s) of task mmlu_reasoning_letter:abstract_algebra_5_shots cannot be read and are "
+        f"skipped: {MEMBER}: {cause}"
+    )
+    algebra = result.samples[result.samples["subtask"] == "mmlu_abstract_algebra"]
+    assert len(algebra) == 7  # 8 samples (4 items x 2 epochs), the unreadable one left out
+
+
+def test_a_sample_whose_id_is_not_in_sample_ids_is_named_and_skipped(tmp_path):
+    before, log = _one_changed(tmp_path, edit_json(lambda d: d.update(id="zz-9")))
+    result = pair(before, copy_side("after_eval", tmp_path / "after"), analyses=False)
+    assert _warning(result, log) == (
+        f"before: {log}: 1 sample(s) of task mmlu_reasoning_letter:abstract_algebra_5_shots have an id that is not "
+        f"in the log's sample_ids, so they cannot be found again; skipped: {MEMBER} (id 'zz-9')"
+    )
+
+
+def test_a_member_whose_compressed_data_is_corrupt_is_named_with_zlibs_error(tmp_path):
+    before = copy_side("before_eval", tmp_path / "before")
+    log = next(before.glob(ALGEBRA_LOG))
+    rewrite(log, {})  # deflated members
+    break_deflate(log, MEMBER)
+    result = pair(before, copy_side("after_eval", tmp_path / "after"), analyses=False)
+    assert _warning(result, log).endswith(
+        f"cannot be read and are skipped: {MEMBER}: zlib.error: Error -3 while decompressing data: invalid block type"
+    )
+
+
+def test_show_names_the_file_the_sample_and_the_cause_of_an_item_it_cannot_read_back(tmp_path, capsys):
+    from postforget_lmeval.cli import main
+
+    before, out = copy_side("before_eval", tmp_path / "before"), tmp_path / "out"
+    assert main([str(before), str(copy_side("after_eval", tmp_path / "after")), "-o", str(out), "--no-plot", "-q"]) == 0
+    log = next(before.glob(CAPITALS_LOG))
+    rewrite(log, {"samples/2_epoch_1.json": edit_json(lambda d: d["scores"].update(choice=None))})  # forgotten: 1->0
+    capsys.readouterr()
+    assert main(["show", str(out), "--subtask", "synth_capitals"]) != 0
+    err = capsys.readouterr().err
+    assert f"sample 2 epoch 1 of {log} cannot be read (scores.choice: Input should be a valid dictionary" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("fmt", [None, "inspect"])
+def test_a_json_log_rewritten_with_sorted_keys_is_recognised_and_pairs_as_written(tmp_path, fmt):
+    """Sorted keys put ``eval`` first and ``version`` last; inspect_ai's header reader stops at ``samples``."""
+    before = copy_side("before_json", tmp_path / "before")
+    for log in before.glob("*.json"):
+        log.write_text(json.dumps(json.loads(log.read_text()), sort_keys=True, indent=2))
+        assert log.read_text().startswith('{\n  "eval": {')
+    after = paths.FIXTURES / "inspect" / "after_json"
+    options = {"source_format": fmt} if fmt else {}
+    written = pair(paths.FIXTURES / "inspect" / "before_json", after, analyses=False)
+    result = pair(before, after, analyses=False, **options)
+    columns = ["subtask", "seed", "n", "n_10", "n_01", "n_11", "n_00"]
+    assert result.subtasks[columns].equals(written.subtasks[columns])
+    assert len(result.samples) == 14 and not [w for w in result.warnings if str(before) in w]
+
+
+def test_a_folder_without_logs_read_as_inspect_is_told_where_inspect_writes_them(tmp_path):
+    for side in ("before", "after"):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "notes.json").write_text('{"note": 1}')
+    with pytest.raises(PairingError) as e:
+        pair(tmp_path / "before", tmp_path / "after", source_format="inspect")
+    assert str(e.value).endswith(": point at the --log-dir of an `inspect eval` run (or of eval_set)")
+    assert "lm_eval" not in str(e.value)
+
+
+def test_an_unreadable_sample_of_a_json_log_is_named_by_its_place(tmp_path):
+    before = copy_side("before_json", tmp_path / "before")
+    log = next(before.glob("*synth-capitals*.json"))
+    doc = json.loads(log.read_text())
+    doc["samples"][1]["scores"]["choice"] = None
+    log.write_text(json.dumps(doc, indent=2))
+    result = pair(before, paths.FIXTURES / "inspect" / "after_json", analyses=False)
+    assert _warning(result, log) == (
+        f"before: {log}: 1 sample(s) of task synth_capitals cannot be read and are skipped: samples[1]: "
+        "scores.choice: Input should be a valid dictionary or instance of Score"
+    )
+    assert len(result.samples[result.samples["subtask"] == "synth_capitals"]) == 5

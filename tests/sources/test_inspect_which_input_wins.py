@@ -1,0 +1,46 @@
+"""Which input wins when an inspect_ai log offers several: the run's seed over the model's, ``choice`` over other
+correct/incorrect scorers.
+
+On inspect_ai's own logs (``tests/fixtures/inspect/before_eval``: seed 0 set with ``eval(seed=0)``, scored by
+``choice()``) with zip members changed: the model's ``GenerateConfig`` seed set to another value, and a second
+C/I scorer, listed first, that disagrees with ``choice`` on every sample.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from postforget_lmeval.sources import ReadRequest
+from postforget_lmeval.sources._inspect import SOURCE
+from tests.sources.inspect_logs import CAPITALS_LOG, copy_side, edit_json, rewrite
+
+pytest.importorskip("inspect_ai.log", reason="the inspect extra is not installed")
+
+
+def _capitals(folder):
+    (run,) = [r for r in SOURCE.find_runs(folder).task_runs if r.task == "synth_capitals"]
+    return run
+
+
+def test_the_runs_seed_wins_over_the_models_seed(tmp_path):
+    folder = copy_side("before_eval", tmp_path / "before")
+    rewrite(next(folder.glob(CAPITALS_LOG)),
+            {"header.json": edit_json(lambda d: d["eval"]["model_generate_config"].update(seed=7))})  # fmt: skip
+    run = _capitals(folder)
+    assert (run.seed, run.seed_source) == (0, "plan.config.seed")
+
+
+def test_choice_wins_over_a_correct_incorrect_scorer_listed_before_it(tmp_path):
+    folder = copy_side("before_eval", tmp_path / "before")
+    run = _capitals(folder)
+    (logged,) = SOURCE.read([ReadRequest(run, None, None)], 1, None)
+
+    def disagree(sample: dict) -> None:
+        choice = sample["scores"]["choice"]
+        other = dict(choice, value="I" if choice["value"] == "C" else "C")
+        sample["scores"] = {"exact": other, "choice": choice}
+
+    rewrite(next(folder.glob(CAPITALS_LOG)), {f"samples/{i}_epoch_1.json": edit_json(disagree) for i in range(1, 7)})
+    (read,) = SOURCE.read([ReadRequest(_capitals(folder), None, None)], 1, None)
+    assert read.info["metric"] == "choice"
+    assert read.rows.columns["correct"] == logged.rows.columns["correct"] == [1, 1, 1, 0, 1, 0]

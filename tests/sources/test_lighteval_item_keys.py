@@ -1,0 +1,74 @@
+"""Which LightEval row pairs with which: the item's whole text is its key, not only what follows "Question:".
+
+On LightEval 0.13's own details (``tests/fixtures/lighteval/v0_13``, a base model's few-shot queries before, the
+instruct model's chat queries after) with the capitals rows changed: one item asked twice, of two different
+stories (as MCTest asks the same question of many stories), each story's instruction holding its story as the
+paper's MCTest prompt does. Before, the story was left out of the key and repeats were numbered in file order, so
+an after side listing the two in the other order swapped them: a fake 1->0 and a fake 0->1.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from postforget_lmeval import pair
+from postforget_lmeval.sources._lighteval_items import parse_query
+from tests.helpers import paths
+
+FIXTURE = paths.FIXTURES / "lighteval" / "v0_13"
+INSTRUCTION = "Answer questions about invented countries."
+QUESTION = "What is the capital of Oskelan?"
+STORIES = {"Ana": 1, "Ben": 0}  # story -> correct, on both sides
+
+
+def _told(row: dict, story: str) -> dict:
+    """``row`` asked of ``story``: the story follows the instruction, in the query and the rendered prompt."""
+    doc = dict(row["doc"], query=row["doc"]["query"].replace(INSTRUCTION, f"{INSTRUCTION}\n\nStory: {story}", 1))
+    return dict(row, doc=doc, metric={"extractive_match": float(STORIES[story])})
+
+
+def _stories(root: Path, order: list[str], where: dict[tuple[str, int], str]) -> None:
+    """Every capitals details file under ``root``: the row asking QUESTION replaced by one per story, in ``order``;
+    ``where`` gets each story's (file, row)."""
+    for path in root.rglob("details_synth_reasoning_letter:capitals*.parquet"):
+        table = pq.read_table(path)
+        rows = table.to_pylist()
+        (at,) = [i for i, r in enumerate(rows) if parse_query(r["doc"]["query"])[0] == QUESTION]
+        rows[at : at + 1] = [_told(rows[at], story) for story in order]
+        where.update({(str(path), at + n): story for n, story in enumerate(order)})
+        pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+
+
+def test_one_question_asked_of_two_stories_pairs_story_with_story_in_any_order(tmp_path):
+    where: dict[tuple[str, int], str] = {}
+    for side, order in (("before", ["Ana", "Ben"]), ("after", ["Ben", "Ana"])):
+        shutil.copytree(FIXTURE / side, tmp_path / side)
+        _stories(tmp_path / side, order, where)
+    samples = pair(tmp_path / "before", tmp_path / "after", analyses=False).samples
+    told = [
+        (where.get((str(r.file_before), r.locator_before)), where.get((str(r.file_after), r.locator_after)),
+         r.before, r.after)
+        for r in samples.itertuples() if (str(r.file_before), r.locator_before) in where
+    ]  # fmt: skip
+    assert sorted(told) == [("Ana", "Ana", 1, 1)] * 2 + [("Ben", "Ben", 0, 0)] * 2  # seeds 0 and 1
+
+
+def test_an_item_repeated_word_for_word_keeps_both_rows_each_paired(tmp_path):
+    """Two rows with the same whole text cannot be told apart: both are kept, numbered in file order, not collapsed
+    into one (as the side table's duplicate check would, were they given one key)."""
+    counts = {}
+    for side in ("before", "after"):
+        shutil.copytree(FIXTURE / side, tmp_path / side)
+        for path in (tmp_path / side).rglob("details_synth_reasoning_letter:capitals*.parquet"):
+            table = pq.read_table(path)
+            rows = table.to_pylist()
+            pq.write_table(pa.Table.from_pylist([*rows, rows[0]], schema=table.schema), path)
+            counts[side] = len(rows) + 1
+    result = pair(tmp_path / "before", tmp_path / "after", analyses=False)
+    capitals = result.samples[result.samples["subtask"] == "synth_reasoning_letter:capitals"]
+    assert capitals.groupby("seed").size().tolist() == [counts["before"]] * 2 == [5, 5]
+    assert not [w for w in result.warnings if "duplicate" in w]
