@@ -10,7 +10,8 @@ Three questions a reader asks of a forgetting figure, each answered by its own m
 * was it coming: the drift of the gold option's probability in log-likelihood multiple-choice runs
   (``_drift``);
 * did one recipe forget less than another: two pairs with one before, compared item by item (``_compare``);
-* how many items and seeds does a study need: the pilot's half-widths, scaled (``_plan``).
+* how many items and seeds does a study need: the pilot's half-widths, scaled (``_plan``);
+* can the after-run read fewer items: a stratified subset and its design-weighted figures (``_design``).
 
 :func:`annotate` runs them all in order; :func:`terminal_columns` picks what the terminal's category
 table shows of them.
@@ -18,6 +19,11 @@ table shows of them.
 
 from postforget_lmeval.analyses._annotate import ABOVE_MAX, ABOVE_MAX_NOTE, TERMINAL_COLUMNS, annotate, terminal_columns
 from postforget_lmeval.analyses._compare import compare as compare_pairs
+from postforget_lmeval.analyses._design import ALLOCATIONS as SUBSET_ALLOCATIONS
+from postforget_lmeval.analyses._design import INCLUSION_COLUMNS, samples_json, weigh
+from postforget_lmeval.analyses._design import RATES as DESIGN_RATES
+from postforget_lmeval.analyses._design import draw as draw_subset
+from postforget_lmeval.analyses._design import strata as item_strata
 from postforget_lmeval.analyses._plan import SEEDS as PLAN_SEEDS
 from postforget_lmeval.analyses._plan import plan as plan_study
 from postforget_lmeval.analyses._significance import CLUSTER, MCNEMAR
@@ -26,11 +32,18 @@ __all__ = [
     "ABOVE_MAX",
     "ABOVE_MAX_NOTE",
     "CLUSTER",
+    "DESIGN_RATES",
+    "INCLUSION_COLUMNS",
     "MCNEMAR",
     "PLAN_SEEDS",
+    "SUBSET_ALLOCATIONS",
     "TERMINAL_COLUMNS",
     "annotate",
     "compare_pairs",
+    "draw_subset",
+    "item_strata",
     "plan_study",
+    "samples_json",
     "terminal_columns",
+    "weigh",
 ]
