@@ -127,17 +127,31 @@ def _item_table(samples: pd.DataFrame, drawn: pd.DataFrame) -> pd.DataFrame:
     return table.sort_index()
 
 
+def rescaled(rng: np.random.Generator, n: int, pi: float, n_boot: int) -> np.ndarray:
+    """n_boot x n weight factors of Rao and Wu's rescaling bootstrap for one stratum of n items drawn without
+    replacement with probability ``pi``: each replicate draws n - 1 of them with replacement (r_i times each)
+    and gives item i the factor 1 - λ + λ r_i n / (n - 1), λ = sqrt(1 - pi). A linear estimate's replicates
+    then vary exactly as it does between draws, the finite population correction included; factors are never
+    negative. A stratum of one drawn item has no spread to resample (factor 1)."""
+    if n < 2:
+        return np.ones((n_boot, n))
+    picks = rng.integers(0, n, size=(n_boot, n - 1)) + n * np.arange(n_boot)[:, None]
+    times = np.bincount(picks.ravel(), minlength=n_boot * n).reshape(n_boot, n)
+    lam = np.sqrt(1.0 - pi)
+    return 1.0 - lam + lam * times * n / (n - 1)
+
+
 def subtask_replicates(
     rng: np.random.Generator, codes: np.ndarray, k: np.ndarray, stratum: np.ndarray, pi: np.ndarray, n_boot: int
 ) -> dict[str, np.ndarray]:
     """:data:`RATES` of one sub-benchmark, each (1 + n_boot) x seeds: row 0 the estimate, then replicates that
     redraw every stratum's items with replacement. ``codes``: drawn items x seeds (3 1->1, 2 1->0, 1 0->1,
     0 0->0, NaN unpaired); ``k``, ``stratum``, ``pi``: per item."""
-    counts = np.zeros((n_boot + 1, len(pi)))
+    factors = np.ones((n_boot + 1, len(pi)))
     for h in np.unique(stratum):
         rows = np.flatnonzero(stratum == h)
-        counts[:, rows] = _bootstrap.cluster_weights(rng, rows, n_boot)  # each item a cluster of its own
-    weights = counts / pi
+        factors[1:, rows] = rescaled(rng, len(rows), float(pi[rows[0]]), n_boot)
+    weights = factors / pi
     n = weights @ (~np.isnan(codes)).astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
         figures = {"F": weights @ (codes == 2) / n, "BT": weights @ (codes == 1) / n}
