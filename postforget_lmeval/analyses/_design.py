@@ -12,10 +12,16 @@ paired, Σ 1/π over a stratum's drawn items is its size, so the ratio is the st
 estimate Σ_h (N_h / N) p̂_h; a drawn item the after-run lacks is treated as missing at random within its
 sub-benchmark. Categories and OVERALL take the macro structure of the headline (``metrics.macro_means``).
 
-The interval: a stratified bootstrap. A replicate redraws the n_h drawn items of every stratum with
-replacement (an item keeps all its seeds, and its weight 1/π) and recomputes every figure and macro mean;
-the 95% interval is the replicates' percentile interval, so it holds the sampling of the items from the
-before-run as well as the items' own noise.
+The interval: a stratified bootstrap, Rao and Wu's rescaling form (:func:`rescaled`). A replicate redraws n_h - 1
+of the n_h drawn items of every stratum with replacement and rescales their weights so that a linear figure
+varies between replicates as it does between draws of the subset, the finite population correction included
+(an item keeps all its seeds); every figure and macro mean is recomputed, and the 95% interval is the replicates'
+percentile interval. It says how far the full run's figure can lie from the subset's: the before-run's items are
+the population, and the spread of a full run's figure over other items (the analyses' bootstrap) is not in it.
+
+F and BT are design-unbiased. F_true and BT_true clip each sub-benchmark at 0 (the paper's definition), and no
+estimator of a clipped figure is unbiased on a few dozen items a sub-benchmark: on real runs the subset's
+estimate is a few tenths of a point high, and F_true's interval covers less often than 95% (docs/planning.md).
 """
 
 from __future__ import annotations
@@ -144,8 +150,8 @@ def rescaled(rng: np.random.Generator, n: int, pi: float, n_boot: int) -> np.nda
 def subtask_replicates(
     rng: np.random.Generator, codes: np.ndarray, k: np.ndarray, stratum: np.ndarray, pi: np.ndarray, n_boot: int
 ) -> dict[str, np.ndarray]:
-    """:data:`RATES` of one sub-benchmark, each (1 + n_boot) x seeds: row 0 the estimate, then replicates that
-    redraw every stratum's items with replacement. ``codes``: drawn items x seeds (3 1->1, 2 1->0, 1 0->1,
+    """:data:`RATES` of one sub-benchmark, each (1 + n_boot) x seeds: row 0 the estimate, then the rescaling
+    bootstrap's replicates, stratum by stratum. ``codes``: drawn items x seeds (3 1->1, 2 1->0, 1 0->1,
     0 0->0, NaN unpaired); ``k``, ``stratum``, ``pi``: per item."""
     factors = np.ones((n_boot + 1, len(pi)))
     for h in np.unique(stratum):
