@@ -220,7 +220,7 @@ def estimate(
 
 
 _UNDRAWN = re.compile(
-    r"^(?P<subtask>.+) seed .+?: (?P<n>\d+) item\(s\) only on the before side \(doc_id [^)]*\) cannot"
+    r"^(?P<subtask>.+) seed .+?: (?P<n>\d+) item\(s\) only on the before side \(doc_id .*\) cannot be paired"
 )
 """The pairing's warning of a sub-benchmark and seed with items on the before side only (``join.warn_unpaired``)."""
 
