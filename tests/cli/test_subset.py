@@ -24,7 +24,8 @@ def _lines(task: str, bits: str, doc_ids: list[int]) -> dict[str, list[str]]:
 
 def _runs(root: Path, bits: dict[int, str], doc_ids: list[int]) -> None:
     for seed, seed_bits in bits.items():
-        write_run(root, _lines("postforget_logic_a", seed_bits, doc_ids), seed=seed, date=f"2025-01-0{seed + 1}T00-00-00.000001")
+        date = f"2025-01-0{seed + 1}T00-00-00.000001"
+        write_run(root, _lines("postforget_logic_a", seed_bits, doc_ids), seed=seed, date=date)
 
 
 def test_subset_samples_json_after_run_and_weighted_pairing(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
