@@ -22,6 +22,7 @@ from postforget_lmeval.analyses._compare import compare as compare_pairs
 from postforget_lmeval.analyses._design import ALLOCATIONS as SUBSET_ALLOCATIONS
 from postforget_lmeval.analyses._design import INCLUSION_COLUMNS, samples_json, weigh
 from postforget_lmeval.analyses._design import RATES as DESIGN_RATES
+from postforget_lmeval.analyses._design import as_categories as design_categories
 from postforget_lmeval.analyses._design import draw as draw_subset
 from postforget_lmeval.analyses._design import strata as item_strata
 from postforget_lmeval.analyses._plan import SEEDS as PLAN_SEEDS
@@ -40,6 +41,7 @@ __all__ = [
     "TERMINAL_COLUMNS",
     "annotate",
     "compare_pairs",
+    "design_categories",
     "draw_subset",
     "item_strata",
     "plan_study",

@@ -219,6 +219,13 @@ def estimate(
     return out[list(DESIGN_COLUMNS)]
 
 
+def as_categories(table: pd.DataFrame) -> pd.DataFrame:
+    """The category and OVERALL rows of design.csv shaped as categories.csv's macro rows (``F_true_mean``,
+    ``F_true_lo`` ...), for what reads those: a release gate on a subset reads the design-weighted figures."""
+    rows = table[table["level"] == "category"].rename(columns={r: f"{r}_mean" for r in RATES})
+    return rows.drop(columns=["level", "subtask"]).assign(average="macro")
+
+
 _UNDRAWN = re.compile(
     r"^(?P<subtask>.+) seed .+?: (?P<n>\d+) item\(s\) only on the before side \(doc_id .*\) cannot be paired"
 )

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from postforget_lmeval.analyses import weigh
+from postforget_lmeval.analyses import design_categories, weigh
 from postforget_lmeval.api import pair
 from postforget_lmeval.cli.console import MAX_WARNINGS, Bar, consoles, escape, failed
 from postforget_lmeval.cli.subset import design_table, read_inclusion
@@ -168,7 +168,8 @@ def command(argv: Sequence[str]) -> int:
         if args.paper_pair:
             result.summary["paper_pair"] = args.paper_pair
         if rules:
-            result.summary["gate"] = gate.evaluate(rules, result.categories, args.gate_reads)
+            figures = design_categories(result.tables["design"]) if args.weights else result.categories
+            result.summary["gate"] = gate.evaluate(rules, figures, args.gate_reads)
     except (PairingError, OSError) as e:  # OSError: a run folder or file that cannot be read
         return failed(err, e)
     finally:

@@ -52,7 +52,8 @@ def test_subset_samples_json_after_run_and_weighted_pairing(tmp_path: Path, caps
     _runs(tmp_path / "after", AFTER, chosen["postforget_logic_a"])  # what lm-eval --samples evaluates
     out = tmp_path / "out"
     weights = str(tmp_path / "sub" / "inclusion.csv")
-    code = main([str(tmp_path / "before"), str(tmp_path / "after"), "-o", str(out), "--weights", weights, "--strict"])
+    argv = [str(tmp_path / "before"), str(tmp_path / "after"), "-o", str(out), "--weights", weights, "--strict"]
+    code = main([*argv, "--fail-if", "F_true > 99"])
     printed = capsys.readouterr()
     assert code == 0, printed.err
     assert "Design-weighted" in printed.out and "warning" not in printed.err
@@ -71,6 +72,8 @@ def test_subset_samples_json_after_run_and_weighted_pairing(tmp_path: Path, caps
     summary = json.loads((out / "summary.json").read_text())
     assert summary["design"]["overall"]["F"] == pytest.approx(overall["F"])
     assert any("describe the items drawn" in n for n in summary["notes"]) and not summary["warnings"]
+    # a release gate on a subset reads the design-weighted figure, not the sample's
+    assert summary["gate"]["checks"][0]["value"] == pytest.approx(100 * overall["F_true"])
 
 
 @pytest.mark.parametrize(
