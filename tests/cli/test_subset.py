@@ -96,3 +96,48 @@ def test_a_bad_inclusion_file_names_its_line(tmp_path: Path, capsys: pytest.Capt
         == 1
     )
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_lm_eval_samples_json_evaluates_the_drawn_doc_ids(tmp_path: Path) -> None:
+    """The real lm_eval with ``--samples samples.json``: the doc ids it logs are the ones drawn (its doc index is the
+    pairing's doc_id), the ``_base`` variant reads the same documents, and the weighted pairing passes --strict."""
+    from tests.helpers.lmeval_cli import logged_samples, run_hf
+    from tests.helpers.taskfixtures import FIXTURES, write_overrides
+    from tests.helpers.tinymodel import build_tiny_model
+
+    rows = [json.loads(line) for line in (FIXTURES / "arc_challenge.jsonl").read_text(encoding="utf-8").splitlines()]
+    data = tmp_path / "data"
+    data.mkdir()
+    many = [{**rows[i % 2], "id": f"q{i}", "question": f"{rows[i % 2]['question']} (variant {i})"} for i in range(12)]
+    (data / "arc_challenge.jsonl").write_text("".join(json.dumps(r) + "\n" for r in many), encoding="utf-8")
+    overrides = tmp_path / "tasks"
+    overrides.mkdir()
+    write_overrides(overrides, ["arc_challenge"], data=data)
+    settings = {"dtype": "float32", "max_gen_toks": 8}
+    run_hf(
+        build_tiny_model(tmp_path / "m0", seed=0),
+        overrides,
+        ["postforget_arc_challenge"],
+        tmp_path / "before",
+        **settings,
+    )
+    assert main(["subset", str(tmp_path / "before"), "--size", "5", "-o", str(tmp_path / "sub")]) == 0
+    chosen = json.loads((tmp_path / "sub" / "samples.json").read_text())
+    run_hf(
+        build_tiny_model(tmp_path / "m1", seed=1), overrides, ["postforget_arc_challenge_base"], tmp_path / "after",
+        extra=["--samples", str(tmp_path / "sub" / "samples.json")], **settings,
+    )  # fmt: skip
+    logged = sorted(doc for _, doc in logged_samples(tmp_path / "after"))
+    assert logged == chosen["postforget_arc_challenge_base"] == chosen["postforget_arc_challenge"]
+    assert len(logged) == 5
+    before = logged_samples(tmp_path / "before")
+    after = logged_samples(tmp_path / "after")
+    assert all(after[key]["doc"]["question"] == before[key]["doc"]["question"] for key in after)
+    out = tmp_path / "out"
+    weights = str(tmp_path / "sub" / "inclusion.csv")
+    assert (
+        main([str(tmp_path / "before"), str(tmp_path / "after"), "-o", str(out), "--weights", weights, "--strict"]) == 0
+    )
+    overall = pd.read_csv(out / "design.csv").set_index("category").loc["OVERALL"]
+    assert (overall["items"], overall["drawn"], overall["paired"]) == (12, 5, 5)
