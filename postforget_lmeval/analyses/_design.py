@@ -73,7 +73,7 @@ def allocate(sizes: pd.Series, factors: pd.Series, n: int, minimum: int = MIN_PE
     and the total size."""
     floor = np.minimum(sizes, minimum).astype(float)
     if not floor.sum() <= n <= sizes.sum():
-        raise ValueError(f"{n} items cannot be drawn: between {int(floor.sum())} and {int(sizes.sum())} can")
+        raise ValueError(f"{n} items: draw between {int(floor.sum())} and {int(sizes.sum())}")
     share = sizes * factors
     fixed = pd.Series(np.nan, index=sizes.index)
     while True:  # strata that hit their size or their minimum are fixed there; the rest share what is left

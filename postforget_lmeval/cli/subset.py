@@ -16,6 +16,7 @@ from rich.table import Table
 from postforget_lmeval.analyses import (
     DESIGN_RATES,
     INCLUSION_COLUMNS,
+    MIN_PER_STRATUM,
     SUBSET_ALLOCATIONS,
     draw_subset,
     item_strata,
@@ -139,7 +140,10 @@ def command(argv: Sequence[str]) -> int:
         try:
             inclusion = draw_subset(items, n, seed=args.seed, allocation=args.allocation)
         except ValueError as e:
-            raise PairingError(f"--size: {e} of the {len(items):,} items in {args.before}") from e
+            raise PairingError(
+                f"{args.before}: {e} of its {len(items):,} items (every stratum of sub-benchmark and right, mixed "
+                f"or wrong keeps at least {MIN_PER_STRATUM}): give another --size or --fraction"
+            ) from e
         with output_folder(args.output) as new:
             chosen = samples_json(inclusion)  # one task a line
             text = "{\n" + ",\n".join(f" {json.dumps(t)}: {json.dumps(ids)}" for t, ids in chosen.items()) + "\n}"

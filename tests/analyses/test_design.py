@@ -63,7 +63,7 @@ def test_allocation_minimum_cap_and_total() -> None:
     # a stratum never gets more than its size: 180 items give a its 100, d its 1 and c its 3 (their shares
     # 80 x 1/54 and 79 x 3/53 of what is left pass their sizes), b the 76 left
     assert design.allocate(sizes, factors, 180).to_dict() == {"a": 100, "b": 76, "c": 3, "d": 1}
-    with pytest.raises(ValueError, match="between 7 and 204"):
+    with pytest.raises(ValueError, match="6 items: draw between 7 and 204"):
         design.allocate(sizes, factors, 6)  # the minimums: 2 + 2 + 2 + 1
 
 

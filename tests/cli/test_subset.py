@@ -76,6 +76,13 @@ def test_subset_samples_json_after_run_and_weighted_pairing(tmp_path: Path, caps
     assert summary["gate"]["checks"][0]["value"] == pytest.approx(100 * overall["F_true"])
 
 
+def test_a_size_beyond_the_before_run_says_what_can_be_drawn(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    _runs(tmp_path / "before", BEFORE, list(range(21)))
+    assert main(["subset", str(tmp_path / "before"), "--size", "30", "-o", str(tmp_path / "sub")]) == 1
+    assert "30 items: draw between 6 and 21 of its 21 items" in capsys.readouterr().err
+    assert not (tmp_path / "sub").exists()
+
+
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
