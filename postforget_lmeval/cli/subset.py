@@ -60,10 +60,11 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _before_items(args: argparse.Namespace) -> pd.DataFrame:
-    """Every item of the before-run with its stratum. The run is paired with itself (exact seeds) through a mirror
-    of links to its files, so the runs chosen, the checks made and the (sub-benchmark, doc_id) keys are exactly
-    those of the later pairing with the after-run."""
+def _before_items(args: argparse.Namespace) -> tuple[pd.DataFrame, list[str]]:
+    """Every item of the before-run with its stratum, and the reading's warnings. The run is paired with itself
+    (exact seeds) through a mirror of links to its files, so the runs chosen, the checks made and the
+    (sub-benchmark, doc_id) keys are exactly those of the later pairing with the after-run; a warning is kept once,
+    as the before side says it."""
     tasks, exclude = ([p.strip() for v in arg for p in v.split(",") if p.strip()] for arg in (args.tasks, args.exclude))
     root = Path(args.before)
     if not root.is_dir():
@@ -78,7 +79,7 @@ def _before_items(args: argparse.Namespace) -> pd.DataFrame:
             root, mirror, analyses=False, seed_match="exact", tasks=tasks, exclude=exclude,
             metric=args.metric, filter=args.filter, source_format=args.format,
         )  # fmt: skip
-    return item_strata(runs.samples)
+    return item_strata(runs.samples), [w for w in runs.warnings if mirror not in w and not w.startswith("after")]
 
 
 def read_inclusion(path: str) -> pd.DataFrame:
@@ -133,7 +134,7 @@ def command(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
     out, err = consoles()
     try:
-        items = _before_items(args)
+        items, warnings = _before_items(args)
         if args.fraction is not None and not 0 < args.fraction <= 1:
             raise PairingError(f"--fraction {args.fraction}: give a share above 0 and at most 1")
         n = args.size if args.size is not None else round(args.fraction * len(items))
@@ -160,6 +161,8 @@ def command(argv: Sequence[str]) -> int:
             f"{rows['pi'].min():.3f}", f"{rows['pi'].max():.3f}",
         )  # fmt: skip
     out.print(view)
+    for w in warnings:
+        err.print(f"[yellow]warning:[/] {escape(w)}")
     samples = Path(args.output) / "samples.json"
     err.print(
         f"drew {int(inclusion['drawn'].sum()):,} of {len(inclusion):,} items; evaluate the after-model with "

@@ -83,6 +83,15 @@ def test_a_size_beyond_the_before_run_says_what_can_be_drawn(tmp_path: Path, cap
     assert not (tmp_path / "sub").exists()
 
 
+def test_a_problem_of_the_before_run_is_printed_once(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    _runs(tmp_path / "before", BEFORE, list(range(21)))
+    log = next((tmp_path / "before").rglob("samples_*2025-01-01*.jsonl"))
+    log.write_text(log.read_text(encoding="utf-8") + "{not json\n", encoding="utf-8")
+    assert main(["subset", str(tmp_path / "before"), "--size", "10", "-o", str(tmp_path / "sub")]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and warnings[0].startswith(f"warning: before: {log}")
+
+
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
