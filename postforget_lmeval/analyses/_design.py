@@ -38,9 +38,11 @@ from postforget_lmeval.pairing.results import PairResult
 
 STRATA = ("right", "mixed", "wrong")
 """What the before-run's seeds say of an item: right under every seed, right under some, wrong under every one."""
-ALLOCATIONS = {"forgetting": {"right": 1.0, "mixed": 2.0, "wrong": 0.5}, "proportional": dict.fromkeys(STRATA, 1.0)}
-"""Items drawn per item of a stratum, relative to one another. ``forgetting`` (default): only items right before
-can be forgotten, and mixed ones flip most often, so they are drawn more; wrong items carry only BT."""
+ALLOCATIONS = {"proportional": dict.fromkeys(STRATA, 1.0), "forgetting": {"right": 1.0, "mixed": 2.0, "wrong": 0.5}}
+"""Items drawn per item of a stratum, relative to one another. ``proportional`` (default): every item alike, the
+strata only fix how many of each kind are drawn, which narrows every figure's interval. ``forgetting``: only items
+right before can be forgotten, and mixed ones flip most often, so they are drawn more, and wrong items, which carry
+only BT, less: F and F_true need fewer items, BT and BT_true more (docs/planning.md)."""
 MIN_PER_STRATUM = 2
 """Every stratum holds at least this many drawn items (all of it when smaller), so none goes unrepresented and
 each has a spread for the bootstrap."""
@@ -91,7 +93,7 @@ def allocate(sizes: pd.Series, factors: pd.Series, n: int, minimum: int = MIN_PE
     return counts.astype(int)
 
 
-def draw(items: pd.DataFrame, n: int, seed: int = 0, allocation: str = "forgetting") -> pd.DataFrame:
+def draw(items: pd.DataFrame, n: int, seed: int = 0, allocation: str = "proportional") -> pd.DataFrame:
     """inclusion.csv: every item of ``items`` (from :func:`strata`) with its stratum's size, whether it was drawn
     and its inclusion probability; ``n`` items drawn in all, without replacement within each stratum."""
     keys = ["subtask", "stratum"]

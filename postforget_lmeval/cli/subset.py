@@ -48,9 +48,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--allocation",
         choices=tuple(SUBSET_ALLOCATIONS),
-        default="forgetting",
-        help="forgetting (default): per item, right ones drawn twice as often as wrong ones and mixed ones four "
-        "times; proportional: every item alike",
+        default="proportional",
+        help="proportional (default): every item alike within its sub-benchmark; forgetting: right items drawn twice "
+        "as often as wrong ones and mixed ones four times (narrower F_true, wider BT_true)",
     )
     p.add_argument("--tasks", action="append", default=[], help="task-name patterns to draw from (comma-separated)")
     p.add_argument("--exclude", action="append", default=[], help="task-name patterns to leave out (comma-separated)")

@@ -74,14 +74,16 @@ def test_strata_from_the_seeds_and_the_draw() -> None:
     samples = _samples(rows).assign(seed=[str(s) for _ in before for s in (0, 1)])
     items = design.strata(samples)
     assert items.groupby("stratum").size().to_dict() == {"mixed": 5, "right": 10, "wrong": 15}
-    inclusion = design.draw(items, 12, seed=3)
+    inclusion = design.draw(items, 12, seed=3, allocation="forgetting")
     # forgetting allocation: size x factor = 10, 10, 7.5 for right, mixed (only 5: all), wrong
     drawn = inclusion.groupby("stratum")["drawn"].sum().to_dict()
     assert drawn == {"mixed": 5, "right": 4, "wrong": 3} and inclusion["drawn"].sum() == 12
     pi = inclusion.groupby("stratum")["pi"].first().to_dict()
     assert pi == pytest.approx({"mixed": 1.0, "right": 0.4, "wrong": 0.2})
-    assert inclusion.equals(design.draw(items, 12, seed=3))
-    assert not inclusion.equals(design.draw(items, 12, seed=4))
+    assert inclusion.equals(design.draw(items, 12, seed=3, allocation="forgetting"))
+    assert not inclusion.equals(design.draw(items, 12, seed=4, allocation="forgetting"))
+    # proportional (the default): 12 of 30 alike, 4, 2 and 6
+    assert design.draw(items, 12).groupby("stratum")["drawn"].sum().to_dict() == {"mixed": 2, "right": 4, "wrong": 6}
 
 
 def test_samples_json_names_both_variants_of_a_postforget_task() -> None:
@@ -156,7 +158,8 @@ def _overall(samples: pd.DataFrame, inclusion: pd.DataFrame, rng: np.random.Gene
 
 @pytest.mark.slow
 @pytest.mark.skipif(not MMLU.is_dir(), reason="reference logs not present")
-def test_subsets_of_real_runs_bias_coverage_and_items_against_a_simple_random_subset() -> None:
+@pytest.mark.parametrize("allocation", ["proportional", "forgetting"])
+def test_subsets_of_real_runs_bias_coverage_and_items_against_a_simple_random_subset(allocation: str) -> None:
     result = pair(MMLU / "before", MMLU / "after", analyses=False)
     samples = result.samples.astype({"subtask": str})[["subtask", "doc_id", "before", "after", "k", "task_before"]]
     items = design.strata(samples)
@@ -175,7 +178,8 @@ def test_subsets_of_real_runs_bias_coverage_and_items_against_a_simple_random_su
 
     estimates, covered, simple = [], [], []
     for r in range(N_DRAWS):
-        reps = _overall(samples, design.draw(items, n, seed=r), np.random.default_rng(10_000 + r), N_BOOT)
+        inclusion = design.draw(items, n, seed=r, allocation=allocation)
+        reps = _overall(samples, inclusion, np.random.default_rng(10_000 + r), N_BOOT)
         lo, hi = np.nanquantile(reps[1:], [0.025, 0.975], axis=0)
         estimates.append(reps[0])
         covered.append((lo <= truth) & (truth <= hi))
@@ -204,6 +208,8 @@ def test_subsets_of_real_runs_bias_coverage_and_items_against_a_simple_random_su
     # four of the 19 subjects lie at or below their chance baseline). Bounded here so that a change shows.
     assert 0 < bias[f_true] < 0.005 and 0 < bias[bt_true] < 0.007
     assert coverage[f_true] >= 0.80 and coverage[bt_true] >= 0.90
-    # the forgetting allocation: about half the items of a simple random subset for F and F_true, more for BT
-    assert ratio[f] < 0.7 and ratio[f_true] < 0.6
-    assert ratio[bt] > 1 and ratio[bt_true] > 1
+    if allocation == "proportional":  # fewer items than a simple random subset for every figure
+        assert (ratio < 0.9).all()
+    else:  # about half the items of a simple random subset for F and F_true, more for BT and BT_true
+        assert ratio[f] < 0.7 and ratio[f_true] < 0.6
+        assert ratio[bt] > 1 and ratio[bt_true] > 1

@@ -32,6 +32,7 @@ def test_subset_samples_json_after_run_and_weighted_pairing(tmp_path: Path, caps
     _runs(tmp_path / "before", BEFORE, list(range(21)))
     assert main([
         "subset", str(tmp_path / "before"), "--size", "10", "-o", str(tmp_path / "sub"), "--seed", "2",
+        "--allocation", "forgetting",
     ]) == 0  # fmt: skip
     assert "--samples" in capsys.readouterr().err
 
