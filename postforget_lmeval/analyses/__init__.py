@@ -12,7 +12,8 @@ Three questions a reader asks of a forgetting figure, each answered by its own m
 * did one recipe forget less than another: two pairs with one before, compared item by item (``_compare``);
 * how many items and seeds does a study need: the pilot's half-widths, scaled (``_plan``);
 * knowledge or format: whether the log-likelihood twin of a flipped item still ranks the gold option first
-  (``_knowledge``).
+  (``_knowledge``);
+* can the after-run read fewer items: a stratified subset and its design-weighted figures (``_design``).
 
 :func:`annotate` runs them all in order; :func:`terminal_columns` picks what the terminal's category
 table shows of them.
@@ -20,6 +21,12 @@ table shows of them.
 
 from postforget_lmeval.analyses._annotate import ABOVE_MAX, ABOVE_MAX_NOTE, TERMINAL_COLUMNS, annotate, terminal_columns
 from postforget_lmeval.analyses._compare import compare as compare_pairs
+from postforget_lmeval.analyses._design import ALLOCATIONS as SUBSET_ALLOCATIONS
+from postforget_lmeval.analyses._design import INCLUSION_COLUMNS, MIN_PER_STRATUM, samples_json, weigh
+from postforget_lmeval.analyses._design import RATES as DESIGN_RATES
+from postforget_lmeval.analyses._design import as_categories as design_categories
+from postforget_lmeval.analyses._design import draw as draw_subset
+from postforget_lmeval.analyses._design import strata as item_strata
 from postforget_lmeval.analyses._plan import SEEDS as PLAN_SEEDS
 from postforget_lmeval.analyses._plan import plan as plan_study
 from postforget_lmeval.analyses._significance import CLUSTER, MCNEMAR
@@ -28,11 +35,20 @@ __all__ = [
     "ABOVE_MAX",
     "ABOVE_MAX_NOTE",
     "CLUSTER",
+    "DESIGN_RATES",
+    "INCLUSION_COLUMNS",
     "MCNEMAR",
+    "MIN_PER_STRATUM",
     "PLAN_SEEDS",
+    "SUBSET_ALLOCATIONS",
     "TERMINAL_COLUMNS",
     "annotate",
     "compare_pairs",
+    "design_categories",
+    "draw_subset",
+    "item_strata",
     "plan_study",
+    "samples_json",
     "terminal_columns",
+    "weigh",
 ]

@@ -25,7 +25,7 @@ def _interruptible(prog: str, command: Callable[[list[str]], int], argv: Sequenc
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``postforget-pair``: pair two directories, several (``multi``, ``chain``), runs over steps (``curve``),
-    ``show`` the items that changed, or ``plan`` a study from a pilot."""
+    ``show`` the items that changed, ``plan`` a study from a pilot, or draw a ``subset`` for the after-run."""
     return _interruptible("postforget-pair", _pair, argv)
 
 
@@ -38,6 +38,10 @@ def _pair(argv: list[str]) -> int:
         from postforget_lmeval.cli import plan
 
         return plan.command(argv[1:])
+    if argv[:1] == ["subset"]:
+        from postforget_lmeval.cli import subset
+
+        return subset.command(argv[1:])
     if argv[:1] == ["curve"]:
         from postforget_lmeval.cli import curve
 

@@ -7,8 +7,10 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
+from postforget_lmeval.analyses import design_categories, weigh
 from postforget_lmeval.api import pair
 from postforget_lmeval.cli.console import MAX_WARNINGS, Bar, consoles, escape, failed
+from postforget_lmeval.cli.subset import design_table, read_inclusion
 from postforget_lmeval.errors import PairingError
 from postforget_lmeval.pairing.options import PairOptions
 from postforget_lmeval.report import gate, paper, sensitivity
@@ -23,7 +25,8 @@ USAGE = (
     "       postforget-pair chain DIR_1 DIR_2 [DIR_3 ...] -o OUT_DIR [options]\n"
     "       postforget-pair curve DIR_1 DIR_2 [DIR_3 ...] -o OUT_DIR [--steps N,N,...] [options]\n"
     "       postforget-pair show OUT_DIR --subtask NAME [options]\n"
-    "       postforget-pair plan PILOT_OUT_DIR [--target 2] [--subtasks] [--csv PATH]"
+    "       postforget-pair plan PILOT_OUT_DIR [--target 2] [--subtasks] [--csv PATH]\n"
+    "       postforget-pair subset BEFORE_DIR (--size N | --fraction F) -o SUBSET_DIR [--seed S]"
 )
 
 
@@ -156,6 +159,12 @@ def parser() -> argparse.ArgumentParser:
         help="what a --fail-if rule reads: estimate (default, the macro mean the table prints) or interval "
         "(the bound of the 95%% bootstrap interval that makes the failure certain)",
     )
+    p.add_argument(
+        "--weights",
+        metavar="INCLUSION_CSV",
+        help="the after-run evaluated a subset drawn by 'postforget-pair subset': its inclusion.csv; adds "
+        "design-weighted figures with intervals that include the sampling (design.csv)",
+    )
     return p
 
 
@@ -187,11 +196,16 @@ def command(argv: Sequence[str]) -> int:
         if args.paper_pair:
             paper.check_label(args.paper_pair)
         rules = [gate.parse_rule(r) for r in args.fail_if]
-        result = pair(args.before, args.after, options(args), progress=bar)
+        result = pair(args.before, args.after, options(args, strict=args.strict and not args.weights), progress=bar)
+        if args.weights:  # the subset's undrawn items are unpaired by design: --strict is checked after them
+            weigh(result, read_inclusion(args.weights), args.weights)
+            if args.strict and result.warnings:
+                raise PairingError("--strict: " + "; ".join(result.warnings[:5]))
         if args.paper_pair:
             result.summary["paper_pair"] = args.paper_pair
         if rules:
-            result.summary["gate"] = gate.evaluate(rules, result.categories, args.gate_reads)
+            figures = design_categories(result.tables["design"]) if args.weights else result.categories
+            result.summary["gate"] = gate.evaluate(rules, figures, args.gate_reads)
     except (PairingError, OSError) as e:  # OSError: a run folder or file that cannot be read
         return failed(err, e)
     finally:
@@ -203,6 +217,8 @@ def command(argv: Sequence[str]) -> int:
         return failed(err, e, args.output)
     if not args.quiet:
         out.print(rich_table(result))
+        if args.weights:
+            out.print(design_table(result))
     for n in result.notes:
         err.print(f"note: {escape(n)}")
     for w in result.warnings[:MAX_WARNINGS]:
