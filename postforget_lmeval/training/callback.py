@@ -45,13 +45,13 @@ class ForgettingCallback(TrainerCallback):
         plot: bool = True,
         **probe_options: Any,
     ) -> None:
-        if eval_every is not None and eval_every < 1:
-            raise ValueError(f"eval_every must be a positive number of steps or None, not {eval_every!r}")
         if not tasks or not isinstance(tasks, str | Sequence) or not all(isinstance(t, str) for t in tasks):
             raise ValueError(
                 f"tasks must name the lm-eval tasks to probe with (tasks=[...]), not {tasks!r}; the model and "
                 "tokenizer come from the Trainer the callback is given to"
             )
+        if eval_every is not None and eval_every < 1:
+            raise ValueError(f"eval_every must be a positive number of steps or None, not {eval_every!r}")
         self.trainer: Any = None
         self.tokenizer = tokenizer
         self.eval_every = eval_every

@@ -167,3 +167,69 @@ def test_probes_on_the_trainers_saves_only(tmp_path: Path) -> None:
     trainer.train()
     assert sorted(p.name for p in out.glob("step_*")) == ["step_0000", "step_0006", "step_0012"]
     assert sorted(p.name for p in (tmp_path / "trainer").glob("checkpoint-*")) == ["checkpoint-12", "checkpoint-6"]
+
+
+def test_a_run_resumed_from_a_checkpoint_continues_the_same_curve(tmp_path: Path) -> None:
+    """``train(resume_from_checkpoint=...)`` into the same folder keeps the probes up to the checkpoint (step 0
+    stays the baseline, not re-probed), replaces the later ones (they measured the abandoned continuation) and
+    writes the curve over every step."""
+    import json
+
+    from postforget_lmeval import ForgettingCallback
+
+    tasks = task(tmp_path)
+    out = tmp_path / "forgetting"
+
+    def run() -> object:
+        probe = ForgettingCallback(["probe_words"], out, EVERY, include_path=tasks)
+        return trainer_on(tmp_path, texts(1), STEPS, callbacks=[probe], save_strategy="steps", save_steps=6)
+
+    run().train()
+    kept = {s: sorted(p.name for p in (out / s).rglob("*")) for s in ("step_0000", "step_0004", "step_0008")}
+    resumed = run()
+    resumed.train(resume_from_checkpoint=str(tmp_path / "trainer" / "checkpoint-6"))
+    assert sorted(p.name for p in out.glob("step_*")) == ["step_0000", "step_0004", "step_0008", "step_0012"]
+    for step in ("step_0000", "step_0004"):  # the same files (their names carry the time they were written)
+        assert sorted(p.name for p in (out / step).rglob("*")) == kept[step]
+    assert sorted(p.name for p in (out / "step_0008").rglob("*")) != kept["step_0008"]  # probed again
+    manifest = json.loads((out / "probes.json").read_text(encoding="utf-8"))
+    assert [p["step"] for p in manifest["probes"]] == [0, 4, 8, 12]
+    logged = [h["step"] for h in resumed.state.log_history if "forgetting/overall/F_true_pct" in h]
+    assert logged == [0, 4, 8, 12]
+    items = pd.read_csv(out / "items.csv")
+    assert [c for c in items.columns if c.isdigit()] == ["0", "4", "8", "12"]
+
+
+def test_a_resumed_run_with_other_probe_settings_is_refused(tmp_path: Path) -> None:
+    from postforget_lmeval import ForgettingCallback
+
+    tasks = task(tmp_path)
+    out = tmp_path / "forgetting"
+    probe = ForgettingCallback(["probe_words"], out, EVERY, include_path=tasks)
+    trainer_on(tmp_path, texts(1), 6, callbacks=[probe], save_strategy="steps", save_steps=6).train()
+    probe = ForgettingCallback(["probe_words"], out, EVERY, include_path=tasks, limit=5)
+    resumed = trainer_on(tmp_path, texts(1), STEPS, callbacks=[probe], save_strategy="steps", save_steps=6)
+    with pytest.raises(PairingError, match=f"the probes in {out} were made with other settings"):
+        resumed.train(resume_from_checkpoint=str(tmp_path / "trainer" / "checkpoint-6"))
+
+
+def test_an_output_folder_that_cannot_be_written_stops_before_the_first_step(tmp_path: Path) -> None:
+    from postforget_lmeval import ForgettingCallback
+
+    (tmp_path / "taken").write_text("a file where the folder would go", encoding="utf-8")
+    out = tmp_path / "taken" / "forgetting"
+    trainer = trainer_on(
+        tmp_path, texts(1), STEPS, callbacks=[ForgettingCallback(["probe_words"], out, include_path=task(tmp_path))]
+    )
+    with pytest.raises(PairingError, match=f"cannot write the probes to {out}"):
+        trainer.train()
+    assert trainer.state.global_step == 0
+
+
+def test_the_trainer_is_not_a_task() -> None:
+    """The callback no longer takes the Trainer: code written for the old signature gets a message, not a probe of
+    a task named after the Trainer's repr."""
+    from postforget_lmeval import ForgettingCallback
+
+    with pytest.raises(ValueError, match="tasks must name the lm-eval tasks to probe with"):
+        ForgettingCallback(object(), ["probe_words"], "out")
