@@ -406,19 +406,21 @@ def _logged(prefix: str, result: PairResult) -> dict[str, float]:
 
 @contextlib.contextmanager
 def _said(name: str) -> Iterator[list[str]]:
-    """The messages logger ``name`` emits inside the block, whatever its level."""
+    """The messages logger ``name`` emits inside the block, whatever its level, kept from every other handler."""
     said: list[str] = []
     handler = logging.Handler(logging.DEBUG)
     handler.emit = lambda record: said.append(record.getMessage())  # type: ignore[method-assign]
     logger = logging.getLogger(name)
-    level = logger.level
+    level, propagate = logger.level, logger.propagate
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
+    logger.propagate = False
     try:
         yield said
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
+        logger.propagate = propagate
 
 
 @contextlib.contextmanager
