@@ -233,3 +233,20 @@ def test_the_trainer_is_not_a_task() -> None:
 
     with pytest.raises(ValueError, match="tasks must name the lm-eval tasks to probe with"):
         ForgettingCallback(object(), ["probe_words"], "out")
+
+
+def test_a_run_resumed_into_a_new_folder_measures_against_the_checkpoint_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from postforget_lmeval import ForgettingCallback
+
+    tasks = task(tmp_path)
+    trainer_on(tmp_path, texts(1), 6, save_strategy="steps", save_steps=6).train()
+    out = tmp_path / "forgetting"
+    probe = ForgettingCallback(["probe_words"], out, EVERY, include_path=tasks)
+    resumed = trainer_on(tmp_path, texts(1), 8, callbacks=[probe], save_strategy="no")
+    resumed.train(resume_from_checkpoint=str(tmp_path / "trainer" / "checkpoint-6"))
+    assert sorted(p.name for p in out.glob("step_*")) == ["step_0006", "step_0008"]
+    assert (
+        f"no earlier probes in {out}; the curve of this resumed run measures against step 6" in capsys.readouterr().out
+    )
