@@ -195,12 +195,12 @@ def post_train(
     settings: Settings,
     work: Path,
     callbacks: Sequence[TrainerCallback] = (),
-    probe: Callable[[Trainer, Any], _Probed] | None = None,
+    probe: Callable[[Any], _Probed] | None = None,
 ) -> dict:
     """Fine-tune ``model`` in place on ``texts`` (one pass, in order) with the HF Trainer.
 
     ``callbacks`` go to the Trainer as they are: a callback that evaluates during training plugs in here.
-    ``probe`` makes the forgetting curve's callback for the Trainer (it needs the Trainer); what its probes
+    ``probe`` makes the forgetting curve's callback from the tokenizer; what its probes
     cost is in the result (``probe_cpu_s``, ``probe_wall_s``; included in the training's own time).
     """
     layers = model.model.layers
@@ -235,7 +235,7 @@ def post_train(
         callbacks=list(callbacks),
     )
     trainer.remove_callback(PrinterCallback)  # the demo prints its own summary of each run
-    probed = probe(trainer, tokenizer) if probe is not None else None
+    probed = probe(tokenizer) if probe is not None else None
     if probed is not None:
         trainer.add_callback(probed)
     out = trainer.train()
@@ -310,13 +310,11 @@ class _Probed(ForgettingCallback):
         self._timed("on_train_end", *args, **kwargs)
 
 
-def curve_probe(trainer: Trainer, tokenizer: Any, out: Path, tasks_dir: Path, docs: list[int], every: int) -> _Probed:
-    """The forgetting curve's callback for ``trainer``: every ``every`` steps, the ``docs`` of the evaluated facts."""
+def curve_probe(tokenizer: Any, out: Path, tasks_dir: Path, docs: list[int], every: int) -> _Probed:
+    """The forgetting curve's callback: every ``every`` steps, the ``docs`` of the evaluated facts."""
     from lm_eval.tasks import TaskManager
 
-    probe = _Probed(
-        trainer, [TASK], out, eval_every=every, tokenizer=tokenizer, samples={TASK: docs}, batch_size=32, seed=SEED
-    )
+    probe = _Probed([TASK], out, eval_every=every, tokenizer=tokenizer, samples={TASK: docs}, batch_size=32, seed=SEED)
     # only the demo's own task: indexing every task lm-eval ships would cost more than a probe
     probe.probes.task_manager = TaskManager(include_path=str(tasks_dir), include_defaults=False)
     return probe

@@ -2,19 +2,22 @@
 
 At train begin it evaluates the model as it is on the probe tasks, then every ``eval_every`` steps (and on the
 Trainer's evaluate or save events when asked), pairs each probe with the first and the previous one and logs
-F_true, BT_true and accuracy per category through ``trainer.log`` (so ``state.log_history`` and every
-reporting integration the user enabled get them). At train end it writes the curve report. See docs/training.md.
+F_true, BT_true and accuracy (in %) per category, the first probe's included, through ``trainer.log`` (so
+``state.log_history`` and every reporting integration the user enabled get them). At train end it writes the
+curve report. See docs/training.md.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Sequence
 from typing import Any
 
 from transformers import TrainerCallback
 
+from postforget_lmeval.errors import PairingError
 from postforget_lmeval.training.probes import Probes
 
 
@@ -23,15 +26,15 @@ class ForgettingCallback(TrainerCallback):
     for ``limit``, ``samples``, ``include_path``, ``metadata``, ``seed``, ``batch_size``, ``evaluate_kwargs``,
     ``hflm_kwargs``.
 
-    ``trainer`` is the Trainer this callback is added to (its ``log`` is how the figures reach the loggers);
-    ``tokenizer`` defaults to the Trainer's ``processing_class``. ``eval_every``: probe every that many optimizer
-    steps (None: only at begin and end, and on the events below); ``on_evaluate`` / ``on_save``: probe also when
-    the Trainer evaluates or saves a checkpoint.
+    Give it to the Trainer (``Trainer(callbacks=[...])`` or ``trainer.add_callback``): the model and the tokenizer
+    come with the Trainer's events (``tokenizer`` overrides the Trainer's ``processing_class``). ``eval_every``: probe
+    every that many optimizer steps (None: only at begin and end, and on the events below); ``on_evaluate`` /
+    ``on_save``: probe also when the Trainer evaluates or saves a checkpoint. A run resumed from a checkpoint into
+    the same ``output_dir`` continues the same curve.
     """
 
     def __init__(
         self,
-        trainer: Any,
         tasks: str | Sequence[str],
         output_dir: str | os.PathLike[str],
         eval_every: int | None = 100,
@@ -42,11 +45,14 @@ class ForgettingCallback(TrainerCallback):
         plot: bool = True,
         **probe_options: Any,
     ) -> None:
+        if not tasks or not isinstance(tasks, str | Sequence) or not all(isinstance(t, str) for t in tasks):
+            raise ValueError(
+                f"tasks must name the lm-eval tasks to probe with (tasks=[...]), not {tasks!r}; the model and "
+                "tokenizer come from the Trainer the callback is given to"
+            )
         if eval_every is not None and eval_every < 1:
             raise ValueError(f"eval_every must be a positive number of steps or None, not {eval_every!r}")
-        if not tasks:
-            raise ValueError("name at least one lm-eval task to probe with (tasks=[...])")
-        self.trainer = trainer
+        self.trainer: Any = None
         self.tokenizer = tokenizer
         self.eval_every = eval_every
         self.probe_on_evaluate = on_evaluate
@@ -59,17 +65,18 @@ class ForgettingCallback(TrainerCallback):
     def _main(self, state: Any) -> bool:
         return bool(state.is_world_process_zero)
 
-    def _run(self, state: Any, control: Any, step: int, *, first: bool = False) -> None:
-        """Probe on the main process; the other ranks wait at a collective and fail too if the probe fails, rather
-        than waiting into the process group's timeout."""
+    def _run(
+        self, state: Any, control: Any, step: int, model: Any, *, first: bool = False, tokenizer: Any = None
+    ) -> None:
+        """Probe on the main process (``first``: at train begin, with ``tokenizer``); the other ranks wait at a
+        collective and fail too if the probe fails, rather than waiting into the process group's timeout."""
         failure: BaseException | None = None
         if self._main(state):
             try:
                 if first:
-                    self.probes.check_output_dir()
-                    self.probes.wrap(self.trainer.model, self.tokenizer or self.trainer.processing_class)
-                if not self.probes.done or self.probes.done[-1].step != step:
-                    self._probe(control, step, first)
+                    self._begin(state, control, model, tokenizer)
+                elif not self.probes.done or self.probes.done[-1].step != step:
+                    self._probe(control, model, step)
             except Exception as e:
                 if not _distributed():
                     raise
@@ -84,9 +91,34 @@ class ForgettingCallback(TrainerCallback):
             if shared[0] is not None:
                 raise RuntimeError(f"the forgetting probe at step {step} failed on the main process: {shared[0]}")
 
-    def _probe(self, control: Any, step: int, first: bool) -> None:
-        (self.probes.start if first else self.probes.probe)(self.trainer.model, step)
-        logs = self.probes.metrics()
+    def _begin(self, state: Any, control: Any, model: Any, tokenizer: Any) -> None:
+        """The first probe (the baseline) of a new run; for a run resumed from a checkpoint, the earlier probes in
+        the same folder, or, when there are none, a first probe at the checkpoint's step."""
+        self.probes.wrap(model, tokenizer)
+        step = state.global_step
+        if step > 0 and self.probes.resume(step):
+            print(
+                f"forgetting probes: resumed at step {step}, continuing the curve of the probes at steps "
+                f"{', '.join(str(p.step) for p in self.probes.done)} in {self.probes.out}",
+                flush=True,
+            )
+            return
+        if step > 0:
+            print(
+                f"forgetting probes: no earlier probes in {self.probes.out}; the curve of this resumed run measures "
+                f"against step {step} (the checkpoint), not the model before training",
+                flush=True,
+            )
+        else:
+            self.probes.check_output_dir()
+        self.probes.start(model, step)
+        self._log(control, self.probes.metrics())
+
+    def _probe(self, control: Any, model: Any, step: int) -> None:
+        self.probes.probe(model, step)
+        self._log(control, self.probes.metrics())
+
+    def _log(self, control: Any, logs: dict[str, float]) -> None:
         logs["forgetting/probe_seconds"] = self.probes.done[-1].seconds
         print(self.probes.cost(time.perf_counter() - self.started), flush=True)
         should_log = control.should_log
@@ -94,6 +126,7 @@ class ForgettingCallback(TrainerCallback):
         control.should_log = should_log  # trainer.log clears it: the Trainer's own log of this step (loss) still runs
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.trainer = _calling_trainer()
         if getattr(self.trainer, "is_fsdp_enabled", False) or getattr(self.trainer, "is_deepspeed_enabled", False):
             raise NotImplementedError(
                 "ForgettingCallback does not support FSDP or DeepSpeed yet (the probes need the whole model on one "
@@ -101,22 +134,23 @@ class ForgettingCallback(TrainerCallback):
                 "`postforget-pair curve`"
             )
         self.started = time.perf_counter()
-        self._run(state, control, state.global_step, first=True)
+        tokenizer = self.tokenizer or kwargs.get("processing_class") or kwargs.get("tokenizer")
+        self._run(state, control, state.global_step, kwargs["model"], first=True, tokenizer=tokenizer)
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self.eval_every and state.global_step % self.eval_every == 0:
-            self._run(state, control, state.global_step)
+            self._run(state, control, state.global_step, kwargs["model"])
 
     def on_evaluate(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self.probe_on_evaluate:
-            self._run(state, control, state.global_step)
+            self._run(state, control, state.global_step, kwargs["model"])
 
     def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self.probe_on_save:
-            self._run(state, control, state.global_step)
+            self._run(state, control, state.global_step, kwargs["model"])
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self._run(state, control, state.global_step)
+        self._run(state, control, state.global_step, kwargs["model"])
         if self._main(state):
             elapsed = time.perf_counter() - self.started
             total = sum(p.seconds for p in self.probes.done)
@@ -131,6 +165,24 @@ class ForgettingCallback(TrainerCallback):
             import torch.distributed as dist
 
             dist.barrier()
+
+
+def _calling_trainer() -> Any:
+    """The ``transformers.Trainer`` whose event is being handled: its ``log`` is how the figures reach
+    ``state.log_history`` and every reporting integration (W&B, TensorBoard, ...), and the events hand a callback
+    the model and the tokenizer but not the Trainer, so it is the ``self`` of the Trainer method up the stack."""
+    from transformers import Trainer
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        owner = frame.f_locals.get("self")
+        if isinstance(owner, Trainer):
+            return owner
+        frame = frame.f_back
+    raise PairingError(
+        "ForgettingCallback runs inside a transformers Trainer (or a trainer built on it, such as TRL's); for "
+        "another training loop use postforget_lmeval.training.Probes"
+    )
 
 
 def _distributed() -> bool:

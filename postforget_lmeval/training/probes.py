@@ -9,10 +9,12 @@ Works with any training loop (:class:`Probes` takes the model and the step); the
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import random
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -26,6 +28,7 @@ from postforget_lmeval.errors import PairingError
 from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.pairing.results import PairResult
 from postforget_lmeval.report import curve as curve_report
+from postforget_lmeval.report.files import atomic_write
 
 
 @dataclass
@@ -37,6 +40,15 @@ class Probe:
     seconds: float
 
 
+PROBE_GEN_TOKS = 256
+"""The probes' reply budget when the user names none: the tasks ask for the paper's 32,768 tokens, more than most
+models read, and a probe pays for every token it generates."""
+
+MANIFEST = "probes.json"
+"""What the probes wrote in their output folder (settings, steps, costs): how a resumed run finds its earlier
+probes and how a failed start knows what is its own to remove."""
+
+
 @dataclass
 class Probes:
     """Probe runs of one training run, in ``output_dir/step_<N>``; the curve report in ``output_dir``.
@@ -45,7 +57,8 @@ class Probes:
     ``limit`` or ``samples`` (lm-eval's own options) keep a probe small; ``metadata`` reaches the tasks as
     ``lm_eval --metadata`` does (through the TaskManager, e.g. a dataset hook's size). ``evaluate_kwargs`` go to
     ``lm_eval.simple_evaluate`` as they are (``gen_kwargs``, ``num_fewshot``, ``apply_chat_template``, ...),
-    ``hflm_kwargs`` to lm-eval's ``HFLM`` (``max_length``, ...).
+    ``hflm_kwargs`` to lm-eval's ``HFLM`` (``max_length``, ...). Generative tasks reply within
+    ``gen_kwargs``' ``max_gen_toks`` if given, else within :func:`probe_budget`'s.
     """
 
     tasks: Sequence[str]
@@ -61,22 +74,87 @@ class Probes:
     done: list[Probe] = field(default_factory=list, init=False)
     lm: Any = field(default=None, init=False)
     task_manager: Any = field(default=None, init=False)
+    gen_kwargs: dict[str, Any] = field(default_factory=dict, init=False)
+    budget_note: str = field(default="", init=False)
+    baseline: PairResult | None = field(default=None, init=False)
+    generative: list[str] = field(default_factory=list, init=False)
+    made: list[Path] = field(default_factory=list, init=False)
 
     @property
     def out(self) -> Path:
         return Path(self.output_dir)
 
     def check_output_dir(self) -> None:
-        """Refuse a folder that holds anything: its probes would be paired with this run's."""
+        """Refuse a folder that holds anything (its probes would be paired with this run's); make the folder and
+        check that it can be written to, before any training step."""
         if self.out.exists() and (not self.out.is_dir() or any(self.out.iterdir())):
             raise PairingError(
                 f"{self.out} already exists and is not empty (probes of another run would be paired with this "
                 "run's): give the callback an output_dir of its own, or remove that folder"
             )
+        self._writable()
+
+    def _writable(self) -> None:
+        missing = [p for p in (self.out, *self.out.parents) if not p.exists()]
+        try:
+            self.out.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=self.out):
+                pass
+        except OSError as e:
+            raise PairingError(
+                f"cannot write the probes to {self.out} ({e.strerror or e}): give an output_dir that the training "
+                "process can create and write to"
+            ) from e
+        self.made += [p for p in missing if p not in self.made]
+
+    def resume(self, step: int) -> bool:
+        """Continue the curve of a run resumed from a checkpoint at ``step``: keep the probes ``output_dir`` holds
+        up to that step (the first one stays the baseline) and remove the later ones, which measured the
+        abandoned continuation. False, with the folder checked as for a new run, when it holds no probes."""
+        manifest = self.out / MANIFEST
+        if not manifest.is_file():
+            self.check_output_dir()
+            return False
+        self._writable()
+        record = json.loads(manifest.read_text(encoding="utf-8"))
+        if record["settings"] != self._settings():
+            raise PairingError(
+                f"the probes in {self.out} were made with other settings ({record['settings']}) than this run's "
+                f"({self._settings()}): resume with the same tasks and options, or give a new output_dir"
+            )
+        kept = [p for p in record["probes"] if p["step"] <= step]
+        if not kept:
+            raise PairingError(
+                f"{self.out} holds no probe at or before step {step}, where training resumes: give a new output_dir"
+            )
+        for p in record["probes"]:
+            if p["step"] > step:
+                shutil.rmtree(self.out / _step_name(p["step"]), ignore_errors=True)
+        self.done = [Probe(p["step"], self.out / _step_name(p["step"]), p["seconds"]) for p in kept]
+        absent = [str(p.directory) for p in self.done if not p.directory.is_dir()]
+        if absent:
+            raise PairingError(f"earlier probes listed in {manifest} are missing: {', '.join(absent)}")
+        self._record()
+        return True
+
+    def _settings(self) -> dict[str, Any]:
+        settings = {
+            "tasks": list(self.tasks),
+            "limit": self.limit,
+            "samples": self.samples,
+            "seed": self.seed,
+            "evaluate_kwargs": {**self.evaluate_kwargs, "gen_kwargs": self.gen_kwargs},
+        }
+        return json.loads(json.dumps(settings, default=str))
+
+    def _record(self) -> None:
+        probes = [{"step": p.step, "seconds": round(p.seconds, 3)} for p in self.done]
+        text = json.dumps({"settings": self._settings(), "probes": probes}, indent=1)
+        atomic_write(self.out / MANIFEST, lambda path: path.write_text(text, encoding="utf-8"))
 
     def wrap(self, model: Any, tokenizer: Any) -> None:
         """lm-eval's HF backend around the live model (no copy on disk; the weights it reads are the ones being
-        trained); a clear error if it cannot wrap it."""
+        trained) and the probes' reply budget for its context; a clear error if it cannot wrap it."""
         import lm_eval.models  # noqa: F401 - registers the built-in backends before the registry is used
         from lm_eval.models.huggingface import HFLM
 
@@ -86,31 +164,31 @@ class Probes:
                 "tokenizer= to the callback"
             )
         try:
-            with _kept(model):  # HFLM switches the model to eval mode
+            with _kept(model), _quiet():  # HFLM switches the model to eval mode, and warns about a live model
                 self.lm = HFLM(pretrained=model, tokenizer=tokenizer, batch_size=self.batch_size, **self.hflm_kwargs)
         except Exception as e:  # lm-eval asserts and raises many types for models it cannot drive
             raise PairingError(
                 f"lm-eval's HF backend cannot evaluate a {type(model).__name__} ({type(e).__name__}: {e}); the "
                 "probes need a transformers causal LM (a PreTrainedModel, PEFT models included)"
             ) from e
+        self.gen_kwargs, self.budget_note = probe_budget(self.evaluate_kwargs.get("gen_kwargs"), self.lm.max_length)
 
     def probe(self, model: Any, step: int) -> Path:
-        """Evaluate the model at ``step`` and write the run in ``output_dir/step_<N>``; the model's train/eval
-        modes, gradient flags and every random generator are as they were afterwards."""
+        """Evaluate the model at ``step`` and write the run in ``output_dir/step_<N>`` (whole, or not at all); the
+        model's train/eval modes, gradient flags and every random generator are as they were afterwards."""
         import lm_eval
         from lm_eval.loggers import EvaluationTracker
-        from lm_eval.tasks import TaskManager
 
         started = time.perf_counter()
-        directory = self.out / f"step_{step:04d}"
-        if self.task_manager is None:  # indexing every task lm-eval knows is slow: once per training run
-            include = [task_dir()] + ([str(self.include_path)] if self.include_path else [])
-            self.task_manager = TaskManager(include_path=include, metadata=self.metadata)
-        tracker = EvaluationTracker(output_path=str(directory))
+        directory = self.out / _step_name(step)
+        if directory.exists():
+            raise PairingError(f"{directory} already exists: probes of one run go in a folder of their own")
+        staging = self.out / f".{directory.name}.partial"  # a probe is written here, checked, then renamed
+        if self.task_manager is None:
+            self.task_manager = _task_manager(self.tasks, self.include_path, self.metadata)
+        tracker = EvaluationTracker(output_path=str(staging))
         name = getattr(getattr(model, "config", None), "_name_or_path", "") or type(model).__name__
-        for logger in ("lm_eval", "lm-eval"):
-            logging.getLogger(logger).setLevel(logging.WARNING)
-        with _kept(model):
+        with _kept(model), _quiet():
             results = lm_eval.simple_evaluate(
                 model=self.lm,
                 model_args={"pretrained": f"{name}@step{step}"},
@@ -121,31 +199,55 @@ class Probes:
                 log_samples=True,
                 evaluation_tracker=tracker,
                 **lm_eval_seeds(self.seed),
-                **self.evaluate_kwargs,
+                **{**self.evaluate_kwargs, "gen_kwargs": self.gen_kwargs or None},
             )
         if results is None:
             raise RuntimeError(f"lm_eval returned no results for the probe at step {step}")
-        save_run(tracker, results)
+        self.generative = [t for t, c in results["configs"].items() if c.get("output_type") == "generate_until"]
+        try:
+            save_run(tracker, results, staging, directory)
+            staging.rename(directory)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
         self.done.append(Probe(step, directory, time.perf_counter() - started))
+        self._record()
         return directory
 
     def start(self, model: Any, step: int) -> Path:
         """The first probe, before any training step. What lm-eval refuses (an unknown task, options it does not
-        take) and a task that cannot be paired stop here, naming the tasks, and leave no output folder behind."""
+        take, a reply budget the model cannot hold) and a task that cannot be paired stop here, naming the tasks;
+        only what the probes wrote is removed."""
+        if not self.made and not self.out.exists():
+            self._writable()
         try:
-            directory = self.probe(model, step)
-        except (KeyError, ValueError, TypeError, OSError) as e:
-            shutil.rmtree(self.out, ignore_errors=True)
-            raise PairingError(
-                f"lm-eval cannot run the probe tasks {', '.join(self.tasks)} ({type(e).__name__}: {e}); check the "
-                "task names, include_path and the options passed to simple_evaluate"
-            ) from e
-        self.check_first()
+            try:
+                directory = self.probe(model, step)
+            except PairingError:
+                raise
+            except Exception as e:  # lm-eval's assertions and errors, in our words
+                raise PairingError(_cannot_run(self.tasks, e, self.lm)) from e
+            self.check_first()
+        except PairingError:
+            self._discard()
+            raise
+        if self.generative and self.budget_note:
+            print(f"forgetting probes: {', '.join(self.generative)} {self.budget_note}", flush=True)
         return directory
+
+    def _discard(self) -> None:
+        """Remove what the probes wrote (their step folders, the manifest, the folders they made), nothing else."""
+        for p in self.done:
+            shutil.rmtree(p.directory, ignore_errors=True)
+        self.done = []
+        (self.out / MANIFEST).unlink(missing_ok=True)
+        for folder in self.made:
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only when empty: files someone else put there stay
 
     def check_first(self) -> None:
         """Pair the first probe with a copy of itself: a probe task whose samples carry no per-item correctness
-        (or that the pairing leaves out) stops the training here, before its first step."""
+        (or that the pairing leaves out) stops the training here, before its first step. The pair is the
+        baseline's figures (accuracy at the first probe)."""
         first = self.done[0].directory
         with tempfile.TemporaryDirectory() as tmp:
             copy = shutil.copytree(first, Path(tmp) / first.name)
@@ -155,23 +257,25 @@ class Probes:
                 if result.subtasks.empty or problems:
                     raise PairingError("; ".join(problems) or "no item could be paired")
             except PairingError as e:
-                shutil.rmtree(self.out)
                 raise PairingError(
                     f"the probe tasks {', '.join(self.tasks)} cannot be paired (a probe task must log a per-item "
                     f"correctness such as acc or exact_match in its samples): {e}"
                 ) from e
+        self.baseline = result
 
     def metrics(self) -> dict[str, float]:
-        """The latest probe against the first and the previous one: F_true, BT_true and accuracy per category
-        and overall, keyed for the Trainer's log (``forgetting/<category>/F_true``, ``forgetting_prev/...``)."""
+        """The latest probe against the first and the previous one, in %: F_true, BT_true and accuracy per
+        category and overall, keyed for the Trainer's log (``forgetting/<category>/F_true_pct``,
+        ``forgetting_prev/...``); for the first probe, its accuracy (and F_true, BT_true against itself)."""
         if len(self.done) < 2:
-            return {}
+            return _logged("forgetting", self.baseline) if self.baseline is not None else {}
         started = time.perf_counter()
         first, previous, last = self.done[0], self.done[-2], self.done[-1]
         logs = _logged("forgetting", pair(first.directory, last.directory, analyses=False))
         if previous is not first:
             logs.update(_logged("forgetting_prev", pair(previous.directory, last.directory, analyses=False)))
         last.seconds += time.perf_counter() - started  # the probe's cost includes its pairing
+        self._record()
         return logs
 
     def cost(self, elapsed: float) -> str:
@@ -192,30 +296,160 @@ class Probes:
         return written
 
 
+def probe_budget(given: str | dict[str, Any] | None, context: int) -> tuple[dict[str, Any], str]:
+    """The probes' ``gen_kwargs``: the user's, with a ``max_gen_toks`` chosen when they name none
+    (:data:`PROBE_GEN_TOKS`, or a quarter of the model's ``context`` if that is less, so the prompt keeps the rest),
+    and the line that announces the choice ("" when the user chose)."""
+    from lm_eval.utils import simple_parse_args_string
+
+    kwargs = simple_parse_args_string(given) if isinstance(given, str) else dict(given or {})
+    if "max_gen_toks" in kwargs:
+        return kwargs, ""
+    budget = min(PROBE_GEN_TOKS, context // 4)
+    kwargs["max_gen_toks"] = budget
+    return kwargs, (
+        f"generate: each probe reply stops at {budget} tokens (the tasks' own budget is the paper's 32768; the "
+        f"model reads {context} tokens); choose another with evaluate_kwargs={{'gen_kwargs': "
+        "{'max_gen_toks': N}}"
+    )
+
+
+def _cannot_run(tasks: Sequence[str], error: BaseException, lm: Any) -> str:
+    """lm-eval's error at the first probe as the user can act on it: the tasks, the cause, what to do."""
+    cause = f"{type(error).__name__}: {error}"
+    if isinstance(error, AssertionError) and "maximum sequence length" in str(error):
+        todo = (
+            f"the reply budget does not fit the model's {lm.max_length}-token context: give "
+            f"evaluate_kwargs={{'gen_kwargs': {{'max_gen_toks': N}}}} with N well below {lm.max_length}"
+        )
+    else:
+        todo = (
+            "check the task names, include_path, that each task's dataset can be loaded (from the Hugging Face Hub, "
+            "or a local copy named in a task YAML under include_path) and the options passed to simple_evaluate"
+        )
+    return f"lm-eval cannot run the probe tasks {', '.join(tasks)} ({cause}); {todo}"
+
+
+def _task_manager(tasks: Sequence[str], include_path: Any, metadata: dict[str, Any] | None) -> Any:
+    """lm-eval's task index: only this project's tasks and ``include_path`` when they hold every probe task
+    (indexing every task lm-eval ships costs more than a small probe), else all of them; once per training run."""
+    from lm_eval.tasks import TaskManager
+
+    include = [task_dir()] + ([str(include_path)] if include_path else [])
+    with _quiet():
+        manager = TaskManager(include_path=include, include_defaults=False, metadata=metadata)
+        if all(t in manager.all_tasks for t in tasks):
+            return manager
+        return TaskManager(include_path=include, metadata=metadata)
+
+
+def _step_name(step: int) -> str:
+    return f"step_{step:04d}"
+
+
 def lm_eval_seeds(seed: int) -> dict[str, int]:
     """``simple_evaluate``'s four seeds (Python, NumPy, torch, few-shot sampling), all ``seed``: a probe is
     reproducible only when every one of them is fixed."""
     return {f"{name}_seed": seed for name in ("random", "numpy_random", "torch_random", "fewshot_random")}
 
 
-def save_run(tracker: Any, results: dict[str, Any]) -> None:
-    """Write what ``simple_evaluate(..., log_samples=True)`` returned as ``lm_eval --log_samples`` writes it:
-    lm-eval's own tracker saves the results file and one sample log per task."""
+def save_run(tracker: Any, results: dict[str, Any], written: Path, probe: Path) -> None:
+    """Write what ``simple_evaluate(..., log_samples=True)`` returned as ``lm_eval --log_samples`` writes it (lm-eval's
+    own tracker saves the results file and one sample log per task) into ``written``, and check it is whole:
+    the tracker only logs a failed write (a full disk, a folder it cannot write), and a half-written run would
+    be read as a run without ``--log_samples``. ``probe`` is the folder the run is meant for, named in the error."""
     samples = results.pop("samples")
-    tracker.save_results_aggregated(results=results, samples=samples)
-    for task_name in results["configs"]:
-        tracker.save_results_samples(task_name=task_name, samples=samples[task_name])
+    counts = {task: len(samples[task]) for task in results["configs"]}
+    with _said("lm_eval.loggers.evaluation_tracker") as said:
+        tracker.save_results_aggregated(results=results, samples=samples)
+        for task_name in results["configs"]:
+            tracker.save_results_samples(task_name=task_name, samples=samples[task_name])
+    problems = _unwritten(written, counts)
+    if problems:
+        cause = "; ".join(m for m in said if not m.startswith("Saving"))
+        raise PairingError(
+            f"the probe {probe} was not written whole ({'; '.join(problems)}{'; lm-eval: ' + cause if cause else ''})"
+            f": check the free space and the permissions of {probe.parent}; the half-written probe was removed"
+        )
+
+
+def _unwritten(directory: Path, counts: dict[str, int]) -> list[str]:
+    """What is missing from a run folder: its one results file (whole JSON) and each task's sample lines."""
+    problems = []
+    results = list(directory.rglob("results_*.json"))
+    if len(results) != 1:
+        problems.append("no results file")
+    else:
+        try:
+            json.loads(results[0].read_bytes())
+        except ValueError:
+            problems.append(f"{results[0].name} is cut off")
+    for task, n in counts.items():
+        files = list(directory.rglob(f"samples_{task}_*.jsonl"))
+        lines = files[0].read_bytes().count(b"\n") if len(files) == 1 else 0
+        if lines != n:
+            problems.append(f"{lines} of the {n} sample lines of {task}")
+    return problems
 
 
 def _logged(prefix: str, result: PairResult) -> dict[str, float]:
+    """Percentages, as the reports give them; the unit is in the key."""
     cats = result.categories[result.categories["average"] == "macro"]
     logs = {}
     for r in cats.itertuples(index=False):
         key = f"{prefix}/{'overall' if r.category == OVERALL else r.category}"
-        logs[f"{key}/F_true"] = float(r.F_true_mean)
-        logs[f"{key}/BT_true"] = float(r.BT_true_mean)
-        logs[f"{key}/accuracy"] = float(r.acc_after_mean)
+        logs[f"{key}/F_true_pct"] = 100 * float(r.F_true_mean)
+        logs[f"{key}/BT_true_pct"] = 100 * float(r.BT_true_mean)
+        logs[f"{key}/accuracy_pct"] = 100 * float(r.acc_after_mean)
     return logs
+
+
+@contextlib.contextmanager
+def _said(name: str) -> Iterator[list[str]]:
+    """The messages logger ``name`` emits inside the block, whatever its level, kept from every other handler."""
+    said: list[str] = []
+    handler = logging.Handler(logging.DEBUG)
+    handler.emit = lambda record: said.append(record.getMessage())  # type: ignore[method-assign]
+    logger = logging.getLogger(name)
+    level, propagate = logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    try:
+        yield said
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """lm-eval's log lines (which tasks, which gen_kwargs, ...) and the stderr of its ``git describe`` ("fatal: not
+    a git repository" outside a checkout) are silenced while a probe runs, and put back after: errors still show."""
+    import lm_eval.evaluator as evaluator
+
+    logger = logging.getLogger("lm_eval")
+    level, git = logger.level, evaluator.get_git_commit_hash
+
+    def quiet_git() -> Any:
+        sys.stderr.flush()
+        saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)  # the git child process writes to file descriptor 2 itself
+        try:
+            return git()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            os.close(devnull)
+
+    logger.setLevel(logging.ERROR)
+    evaluator.get_git_commit_hash = quiet_git
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+        evaluator.get_git_commit_hash = git
 
 
 @contextlib.contextmanager

@@ -4,8 +4,6 @@ wrote and against a recount of lm-eval's own sample lines."""
 
 from __future__ import annotations
 
-import json
-import random
 from pathlib import Path
 
 import pandas as pd
@@ -13,88 +11,9 @@ import pytest
 
 from postforget_lmeval.cli import main as postforget_pair
 from postforget_lmeval.errors import PairingError
-from tests.helpers.tinymodel import build_tiny_model
+from tests.training.words import EVERY, STEPS, acc_lines, task, texts, trainer_on
 
 pytestmark = pytest.mark.slow
-
-WORDS = "red blue green cold warm tall short river stone cloud apple seven north quiet".split()
-NAMES = [a + b for a in ("zor", "kel", "mip", "dav", "run", "fos") for b in ("ba", "to", "ni", "lu")]
-STEPS = 12
-EVERY = 4
-PROMPT = "Question: {{question}}\\nAnswer:"
-
-
-def _rows(n_items: int = 24) -> list[dict]:
-    rng = random.Random(0)
-    return [
-        {"question": f"What goes with {name}?", "choices": rng.sample(WORDS, 4), "answer": i % 4}
-        for i, name in enumerate(NAMES[:n_items])
-    ]
-
-
-def _task(directory: Path, metric: str = "acc", output_type: str = "multiple_choice") -> Path:
-    """An ordinary lm-eval task (not a postforget one) on a local JSON file: 4 options, log-likelihood."""
-    data = directory / "probe.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in _rows()), encoding="utf-8")
-    name = "probe_words" if metric == "acc" else "probe_words_ppl"
-    body = (
-        f"task: {name}\ndataset_path: json\ndataset_name: null\n"
-        f"dataset_kwargs:\n  data_files:\n    test: {data}\ntest_split: test\n"
-        f"output_type: {output_type}\n"
-    )
-    if output_type == "multiple_choice":
-        body += f'doc_to_text: "{PROMPT}"\ndoc_to_choice: "{{{{choices}}}}"\ndoc_to_target: answer\n'
-    else:
-        body += 'doc_to_text: ""\ndoc_to_target: "{{question}}"\n'
-    body += f"metric_list:\n  - metric: {metric}\n"
-    (directory / f"{name}.yaml").write_text(body, encoding="utf-8")
-    return directory
-
-
-def _texts(shift: int) -> list[str]:
-    """The probe's questions answered with the option ``shift`` places after the gold one: 0 teaches the
-    probe, 1 teaches other answers to the same questions (forgetting that is bound to happen)."""
-    return [f"Question: {r['question']}\nAnswer: {r['choices'][(r['answer'] + shift) % 4]}" for r in _rows()]
-
-
-def _trainer(
-    tmp_path: Path, texts: list[str], steps: int, model=None, seed: int = 0, batch: int = 4, lr: float = 1e-2, **extra
-):
-    from transformers import (
-        AutoModelForCausalLM,
-        AutoTokenizer,
-        DataCollatorForLanguageModeling,
-        Trainer,
-        TrainingArguments,
-    )
-
-    model_dir = tmp_path / "model"
-    if not model_dir.exists():
-        build_tiny_model(model_dir, seed=seed)
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = model if model is not None else AutoModelForCausalLM.from_pretrained(model_dir)
-    rows = [{"input_ids": ids} for ids in tokenizer(texts)["input_ids"]]
-    args = TrainingArguments(
-        output_dir=str(tmp_path / "trainer"),
-        per_device_train_batch_size=batch,
-        max_steps=steps,
-        learning_rate=lr,
-        logging_steps=EVERY,
-        report_to=[],
-        use_cpu=True,
-        seed=seed,
-        dataloader_num_workers=0,
-        disable_tqdm=True,
-        **{"save_strategy": "no", **extra},
-    )
-    collate = DataCollatorForLanguageModeling(tokenizer, mlm=False)  # pads; loss on the text only
-    return Trainer(model=model, args=args, train_dataset=rows, data_collator=collate, processing_class=tokenizer)
-
-
-def _acc_lines(run: Path) -> dict[int, int]:
-    """doc_id -> acc, straight from lm-eval's sample log of one probe run."""
-    (path,) = run.rglob("samples_probe_words_*.jsonl")
-    return {s["doc_id"]: int(s["acc"]) for s in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
 
 
 @pytest.fixture(scope="module")
@@ -102,14 +21,12 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]
     from postforget_lmeval import ForgettingCallback
 
     tmp_path = tmp_path_factory.mktemp("train")
-    tasks = _task(tmp_path)
-    taught = _trainer(tmp_path, _texts(0), 60, batch=8, lr=3e-2)
+    tasks = task(tmp_path)
+    taught = trainer_on(tmp_path, texts(0), 60, batch=8, lr=3e-2)
     taught.train()
-    trainer = _trainer(tmp_path, _texts(1), STEPS, model=taught.model)
     out = tmp_path / "forgetting"
-    trainer.add_callback(
-        ForgettingCallback(trainer, ["probe_words"], out, eval_every=EVERY, include_path=tasks, batch_size=8)
-    )
+    probe = ForgettingCallback(["probe_words"], out, eval_every=EVERY, include_path=tasks, batch_size=8)
+    trainer = trainer_on(tmp_path, texts(1), STEPS, model=taught.model, callbacks=[probe])  # as a script writes it
     trainer.train()
     return out, trainer.state.log_history
 
@@ -121,31 +38,39 @@ def test_probes_are_written_as_lm_eval_runs_at_each_step(trained: tuple[Path, li
     for step in steps:
         run = out / f"step_{step:04d}"
         assert len(list(run.rglob("results_*.json"))) == 1
-        assert len(_acc_lines(run)) == 24
+        assert len(acc_lines(run)) == 24
 
 
 def test_logged_values_match_postforget_pair_on_the_written_runs(
     trained: tuple[Path, list[dict]], tmp_path: Path
 ) -> None:
+    """Every probe's figures, step 0's included, are logged in % (as the reports give them), with the unit in the
+    key, and equal ``postforget-pair`` on the runs written and a recount of lm-eval's sample lines."""
     out, history = trained
-    logged = {h["step"]: h for h in history if "forgetting/overall/F_true" in h}
-    assert sorted(logged) == list(range(EVERY, STEPS + 1, EVERY))
-    first = _acc_lines(out / "step_0000")
+    logged = {h["step"]: h for h in history if "forgetting/overall/F_true_pct" in h}
+    assert sorted(logged) == list(range(0, STEPS + 1, EVERY))
+    first = acc_lines(out / "step_0000")
+    assert logged[0]["forgetting/overall/accuracy_pct"] == pytest.approx(100 * sum(first.values()) / len(first))
+    assert logged[0]["forgetting/overall/F_true_pct"] == 0
+    assert logged[0]["forgetting/overall/BT_true_pct"] == 0
+    assert logged[0]["forgetting/probe_seconds"] > 0
     for step, logs in logged.items():
+        if step == 0:
+            continue
         paired = tmp_path / f"pair_{step}"
         assert postforget_pair([str(out / "step_0000"), str(out / f"step_{step:04d}"), "-o", str(paired), "-q"]) == 0
         cats = pd.read_csv(paired / "categories.csv")
         total = cats[(cats["category"] == "OVERALL") & (cats["average"] == "macro")].iloc[0]
-        assert logs["forgetting/overall/F_true"] == pytest.approx(total["F_true_mean"])
-        assert logs["forgetting/overall/BT_true"] == pytest.approx(total["BT_true_mean"])
-        assert logs["forgetting/overall/accuracy"] == pytest.approx(total["acc_after_mean"])
-        now = _acc_lines(out / f"step_{step:04d}")  # independent recount: raw F and accuracy from the lines
-        assert logs["forgetting/overall/accuracy"] == pytest.approx(sum(now.values()) / len(now))
+        assert logs["forgetting/overall/F_true_pct"] == pytest.approx(100 * total["F_true_mean"])
+        assert logs["forgetting/overall/BT_true_pct"] == pytest.approx(100 * total["BT_true_mean"])
+        assert logs["forgetting/overall/accuracy_pct"] == pytest.approx(100 * total["acc_after_mean"])
+        now = acc_lines(out / f"step_{step:04d}")  # independent recount: raw F and accuracy from the lines
+        assert logs["forgetting/overall/accuracy_pct"] == pytest.approx(100 * sum(now.values()) / len(now))
         right_first = [d for d, a in first.items() if a == 1]
         lost = sum(1 for d in right_first if now[d] == 0)
         sub = pd.read_csv(paired / "subtasks.csv").iloc[0]
         assert sub["F"] == pytest.approx(lost / len(first))  # the paper's F: share of all items that went 1->0
-    assert any(h["forgetting/overall/F_true"] != 0 for h in logged.values())  # the training did move items
+    assert any(h["forgetting/overall/F_true_pct"] != 0 for h in logged.values())  # the training did move items
     losses = [h["step"] for h in history if "loss" in h]
     assert losses == list(range(EVERY, STEPS + 1, EVERY))  # the Trainer's own logs at the probe steps are kept
 
@@ -153,7 +78,7 @@ def test_logged_values_match_postforget_pair_on_the_written_runs(
 def test_first_forgotten_table_matches_a_recount_of_the_sample_lines(trained: tuple[Path, list[dict]]) -> None:
     out, _ = trained
     steps = list(range(0, STEPS + 1, EVERY))
-    runs = {s: _acc_lines(out / f"step_{s:04d}") for s in steps}
+    runs = {s: acc_lines(out / f"step_{s:04d}") for s in steps}
     items = pd.read_csv(out / "items.csv")
     assert len(items) == 24
     for row in items.itertuples(index=False):
@@ -181,8 +106,8 @@ def test_an_output_folder_with_another_runs_probes_stops_before_the_first_step(
     from postforget_lmeval import ForgettingCallback
 
     out, _ = trained
-    trainer = _trainer(tmp_path, _texts(1), STEPS)
-    trainer.add_callback(ForgettingCallback(trainer, ["probe_words"], out, include_path=_task(tmp_path)))
+    trainer = trainer_on(tmp_path, texts(1), STEPS)
+    trainer.add_callback(ForgettingCallback(["probe_words"], out, include_path=task(tmp_path)))
     with pytest.raises(PairingError, match="already exists and is not empty"):
         trainer.train()
     assert trainer.state.global_step == 0
@@ -191,10 +116,10 @@ def test_an_output_folder_with_another_runs_probes_stops_before_the_first_step(
 def test_a_task_without_per_item_correctness_stops_before_the_first_step(tmp_path: Path) -> None:
     from postforget_lmeval import ForgettingCallback
 
-    tasks = _task(tmp_path, metric="word_perplexity", output_type="loglikelihood_rolling")
-    trainer = _trainer(tmp_path, _texts(1), STEPS)
+    tasks = task(tmp_path, metric="word_perplexity", output_type="loglikelihood_rolling")
+    trainer = trainer_on(tmp_path, texts(1), STEPS)
     out = tmp_path / "forgetting"
-    trainer.add_callback(ForgettingCallback(trainer, ["probe_words_ppl"], out, include_path=tasks))
+    trainer.add_callback(ForgettingCallback(["probe_words_ppl"], out, include_path=tasks))
     with pytest.raises(PairingError, match="cannot be paired|no per-item correctness"):
         trainer.train()
     assert trainer.state.global_step == 0
@@ -208,11 +133,11 @@ def test_probing_leaves_the_training_as_it_would_have_been(tmp_path: Path) -> No
 
     from postforget_lmeval import ForgettingCallback
 
-    tasks = _task(tmp_path)
-    plain = _trainer(tmp_path, _texts(1), EVERY * 2)
+    tasks = task(tmp_path)
+    plain = trainer_on(tmp_path, texts(1), EVERY * 2)
     plain.train()
-    probed = _trainer(tmp_path, _texts(1), EVERY * 2)
-    probed.add_callback(ForgettingCallback(probed, ["probe_words"], tmp_path / "out", EVERY, include_path=tasks))
+    probed = trainer_on(tmp_path, texts(1), EVERY * 2)
+    probed.add_callback(ForgettingCallback(["probe_words"], tmp_path / "out", EVERY, include_path=tasks))
     probed.train()
     assert len(list((tmp_path / "out").glob("step_*"))) == 3
     assert probed.model.training
@@ -224,9 +149,9 @@ def test_probing_leaves_the_training_as_it_would_have_been(tmp_path: Path) -> No
 def test_an_unknown_probe_task_stops_before_the_first_step(tmp_path: Path) -> None:
     from postforget_lmeval import ForgettingCallback
 
-    trainer = _trainer(tmp_path, _texts(1), STEPS)
+    trainer = trainer_on(tmp_path, texts(1), STEPS)
     out = tmp_path / "forgetting"
-    trainer.add_callback(ForgettingCallback(trainer, ["no_such_probe_task"], out, include_path=_task(tmp_path)))
+    trainer.add_callback(ForgettingCallback(["no_such_probe_task"], out, include_path=task(tmp_path)))
     with pytest.raises(PairingError, match="lm-eval cannot run the probe tasks no_such_probe_task"):
         trainer.train()
     assert trainer.state.global_step == 0
@@ -238,11 +163,92 @@ def test_probes_on_the_trainers_saves_only(tmp_path: Path) -> None:
     twice at a step that is both a save and the end."""
     from postforget_lmeval import ForgettingCallback
 
-    trainer = _trainer(tmp_path, _texts(1), STEPS, save_strategy="steps", save_steps=6)
+    trainer = trainer_on(tmp_path, texts(1), STEPS, save_strategy="steps", save_steps=6)
     out = tmp_path / "forgetting"
-    trainer.add_callback(
-        ForgettingCallback(trainer, "probe_words", out, None, on_save=True, include_path=_task(tmp_path))
-    )
+    trainer.add_callback(ForgettingCallback("probe_words", out, None, on_save=True, include_path=task(tmp_path)))
     trainer.train()
     assert sorted(p.name for p in out.glob("step_*")) == ["step_0000", "step_0006", "step_0012"]
     assert sorted(p.name for p in (tmp_path / "trainer").glob("checkpoint-*")) == ["checkpoint-12", "checkpoint-6"]
+
+
+def test_a_run_resumed_from_a_checkpoint_continues_the_same_curve(tmp_path: Path) -> None:
+    """``train(resume_from_checkpoint=...)`` into the same folder keeps the probes up to the checkpoint (step 0
+    stays the baseline, not re-probed), replaces the later ones (they measured the abandoned continuation) and
+    writes the curve over every step."""
+    import json
+
+    from postforget_lmeval import ForgettingCallback
+
+    tasks = task(tmp_path)
+    out = tmp_path / "forgetting"
+
+    def run() -> object:
+        probe = ForgettingCallback(["probe_words"], out, EVERY, include_path=tasks)
+        return trainer_on(tmp_path, texts(1), STEPS, callbacks=[probe], save_strategy="steps", save_steps=6)
+
+    run().train()
+    kept = {s: sorted(p.name for p in (out / s).rglob("*")) for s in ("step_0000", "step_0004", "step_0008")}
+    resumed = run()
+    resumed.train(resume_from_checkpoint=str(tmp_path / "trainer" / "checkpoint-6"))
+    assert sorted(p.name for p in out.glob("step_*")) == ["step_0000", "step_0004", "step_0008", "step_0012"]
+    for step in ("step_0000", "step_0004"):  # the same files (their names carry the time they were written)
+        assert sorted(p.name for p in (out / step).rglob("*")) == kept[step]
+    assert sorted(p.name for p in (out / "step_0008").rglob("*")) != kept["step_0008"]  # probed again
+    manifest = json.loads((out / "probes.json").read_text(encoding="utf-8"))
+    assert [p["step"] for p in manifest["probes"]] == [0, 4, 8, 12]
+    logged = [h["step"] for h in resumed.state.log_history if "forgetting/overall/F_true_pct" in h]
+    assert logged == [0, 4, 8, 12]
+    items = pd.read_csv(out / "items.csv")
+    assert [c for c in items.columns if c.isdigit()] == ["0", "4", "8", "12"]
+
+
+def test_a_resumed_run_with_other_probe_settings_is_refused(tmp_path: Path) -> None:
+    from postforget_lmeval import ForgettingCallback
+
+    tasks = task(tmp_path)
+    out = tmp_path / "forgetting"
+    probe = ForgettingCallback(["probe_words"], out, EVERY, include_path=tasks)
+    trainer_on(tmp_path, texts(1), 6, callbacks=[probe], save_strategy="steps", save_steps=6).train()
+    probe = ForgettingCallback(["probe_words"], out, EVERY, include_path=tasks, limit=5)
+    resumed = trainer_on(tmp_path, texts(1), STEPS, callbacks=[probe], save_strategy="steps", save_steps=6)
+    with pytest.raises(PairingError, match=f"the probes in {out} were made with other settings"):
+        resumed.train(resume_from_checkpoint=str(tmp_path / "trainer" / "checkpoint-6"))
+
+
+def test_an_output_folder_that_cannot_be_written_stops_before_the_first_step(tmp_path: Path) -> None:
+    from postforget_lmeval import ForgettingCallback
+
+    (tmp_path / "taken").write_text("a file where the folder would go", encoding="utf-8")
+    out = tmp_path / "taken" / "forgetting"
+    trainer = trainer_on(
+        tmp_path, texts(1), STEPS, callbacks=[ForgettingCallback(["probe_words"], out, include_path=task(tmp_path))]
+    )
+    with pytest.raises(PairingError, match=f"cannot write the probes to {out}"):
+        trainer.train()
+    assert trainer.state.global_step == 0
+
+
+def test_the_trainer_is_not_a_task() -> None:
+    """The callback no longer takes the Trainer: code written for the old signature gets a message, not a probe of
+    a task named after the Trainer's repr."""
+    from postforget_lmeval import ForgettingCallback
+
+    with pytest.raises(ValueError, match="tasks must name the lm-eval tasks to probe with"):
+        ForgettingCallback(object(), ["probe_words"], "out")
+
+
+def test_a_run_resumed_into_a_new_folder_measures_against_the_checkpoint_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from postforget_lmeval import ForgettingCallback
+
+    tasks = task(tmp_path)
+    trainer_on(tmp_path, texts(1), 6, save_strategy="steps", save_steps=6).train()
+    out = tmp_path / "forgetting"
+    probe = ForgettingCallback(["probe_words"], out, EVERY, include_path=tasks)
+    resumed = trainer_on(tmp_path, texts(1), 8, callbacks=[probe], save_strategy="no")
+    resumed.train(resume_from_checkpoint=str(tmp_path / "trainer" / "checkpoint-6"))
+    assert sorted(p.name for p in out.glob("step_*")) == ["step_0006", "step_0008"]
+    assert (
+        f"no earlier probes in {out}; the curve of this resumed run measures against step 6" in capsys.readouterr().out
+    )
