@@ -249,10 +249,32 @@ def rich_table(result: PairResult, average: str = "macro") -> Group:
     analyses = analyses_table(result, average)
     if analyses is not None:
         parts.append(frame_rich(analyses, ANALYSES_TITLE, whole=("significant rows", "noise floor")))
+    parts += [escape(line) for line in knowledge_lines(result)]
     why = no_baseline(result.subtasks)
     if why:
         parts.append(why)
     return Group(*parts)
+
+
+def knowledge_lines(result: PairResult) -> list[str]:
+    """The terminal's knowledge split (log-likelihood twins, OVERALL, items x seeds): of the generated answers
+    lost, how many the after model still ranks first; of those gained, how many the before model already did."""
+    table = result.tables.get("knowledge")
+    if table is None or table.empty:
+        return []
+    r = table[table["level"] == "overall"].iloc[0]
+
+    def share(hit: int, of: int, name: str) -> str:
+        ci = f" [{pct(r[f'{name}_lo'])}, {pct(r[f'{name}_hi'])}]" if of else ""
+        return f"{hit} ({pct(r[name])}{ci})" if of else "–"
+
+    return [
+        "Knowledge, by the log-likelihood twins (all sub-benchmarks with a twin, items × seeds, %):",
+        f"  generated answers lost (1→0): {r['n_10']}; knowledge kept by the after model in "
+        + share(int(r["n_10_kept"]), int(r["n_10"]), "kept_share"),
+        f"  generated answers gained (0→1): {r['n_01']}; knowledge there before in "
+        + share(int(r["n_01_there"]), int(r["n_01"]), "there_before_share"),
+    ]
 
 
 def frame_markdown(frame: pd.DataFrame) -> str:
