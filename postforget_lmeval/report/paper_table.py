@@ -264,16 +264,16 @@ def knowledge_lines(result: PairResult) -> list[str]:
         return []
     r = table[table["level"] == "overall"].iloc[0]
 
-    def share(hit: int, of: int, name: str) -> str:
-        ci = f" [{pct(r[f'{name}_lo'])}, {pct(r[f'{name}_hi'])}]" if of else ""
-        return f"{hit} ({pct(r[name])}{ci})" if of else "–"
+    def line(what: str, of: str, which: str, hit: str, name: str) -> str:
+        if not r[of]:
+            return f"  generated answers {what}: none"
+        ci = f"[{pct(r[f'{name}_lo'])}, {pct(r[f'{name}_hi'])}]"
+        return f"  generated answers {what}: {r[of]}; {which} in {r[hit]} ({pct(r[name])} {ci})"
 
     return [
         "Knowledge, by the log-likelihood twins (all sub-benchmarks with a twin, items × seeds, %):",
-        f"  generated answers lost (1→0): {r['n_10']}; knowledge kept by the after model in "
-        + share(int(r["n_10_kept"]), int(r["n_10"]), "kept_share"),
-        f"  generated answers gained (0→1): {r['n_01']}; knowledge there before in "
-        + share(int(r["n_01_there"]), int(r["n_01"]), "there_before_share"),
+        line("lost (1→0)", "n_10", "knowledge kept by the after model", "n_10_kept", "kept_share"),
+        line("gained (0→1)", "n_01", "knowledge there before", "n_01_there", "there_before_share"),
     ]
 
 

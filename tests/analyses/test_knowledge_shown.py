@@ -74,6 +74,14 @@ def test_the_terminal_gives_the_knowledge_split(out: Path) -> None:
     assert "generated answers gained (0→1): 2; knowledge there before in 1 (50.0 [" in text
 
 
+def test_the_terminal_says_none_where_nothing_flipped_that_way(tmp_path: Path) -> None:
+    for side, (gen, bits) in enumerate((("00", "00"), ("01", "00"))):  # item 1: 0->1, knowledge not there before
+        write_run(tmp_path / str(side), {**_generative(gen, set()), **twin("arc_easy", bits, "Logic")}, configs={})
+    text = "\n".join(_terminal(pair(tmp_path / "0", tmp_path / "1")))
+    assert "  generated answers lost (1→0): none\n" in text
+    assert "generated answers gained (0→1): 1; knowledge there before in 0 (0.0 [" in text
+
+
 def test_the_terminal_says_nothing_of_knowledge_without_twins(tmp_path: Path) -> None:
     for side in (0, 1):
         write_run(tmp_path / str(side), _generative(GEN[side], set()))
