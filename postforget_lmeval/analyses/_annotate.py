@@ -107,6 +107,7 @@ def annotate(
     counts = subtasks[["n_11", "n_10", "n_01", "n_00"]].astype(int).itertuples(index=False)
     _set_columns(subtasks, pd.DataFrame([metrics.flip_metrics(*c) for c in counts], columns=metrics.FLIP_METRICS))
 
+    _knowledge(result, n_boot=n_boot, seed=seed)  # first: the failure modes split by its labels
     modes = failure_modes.item_modes(samples, _max_gen_toks(result.summary), load_item)
     if modes.attrs["unreadable"]:
         result.warnings.append(
@@ -132,8 +133,6 @@ def annotate(
     else:
         for col in SUBTASK_DRIFT_COLUMNS:
             subtasks[col] = float("nan")
-
-    _knowledge(result, n_boot=n_boot, seed=seed)
 
     columns = (*BEHAVIOUR_COLUMNS, *DRIFT_COLUMNS, *metrics.FLIP_METRICS)
     means = metrics.macro_means(subtasks, columns).add_suffix("_mean").reset_index()

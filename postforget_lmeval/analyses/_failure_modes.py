@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from postforget_lmeval.analyses._knowledge import KEPT, LOST
 from postforget_lmeval.pairing import SIDES
 from postforget_lmeval.scoring.refusal import is_refusal
 from postforget_lmeval.sources import UNREADABLE
@@ -52,6 +53,10 @@ DIRECTIONS = {"1->0": ("F", "after"), "0->1": ("BT", "before")}
 """transition -> (prefix of its columns, the side that is wrong)."""
 COUNT_COLUMNS = tuple(f"n_{t.replace('->', '')}_{m}" for t in DIRECTIONS for m in MODES)
 """The per-mode counts of :func:`mode_counts`, 1->0 then 0->1."""
+KNOWLEDGE_SPLIT = (KEPT, LOST)
+KNOWLEDGE_COLUMNS = tuple(f"n_10_{m}_{k}" for m in MODES for k in KNOWLEDGE_SPLIT)
+"""With log-likelihood twins: the 1->0 items of each mode whose knowledge was kept or lost (samples' ``knowledge``),
+so a ``wrong`` or unanswered reply says whether the after model still ranks the gold option first."""
 LoadItem = Callable[[str, int], Any]
 """``load_item(file, locator)`` of the input sources: the logged item, its replies in ``.responses``."""
 
@@ -115,6 +120,7 @@ def _wrong_side(samples: pd.DataFrame, max_gen_toks: Mapping[str, int | None], t
             "file": files.where(files.notna(), None).to_numpy(),
             "locator": _column(items, f"locator_{side}").to_numpy(),
             "replicate": _column(items, "replicate", 0).fillna(0).to_numpy(),
+            "knowledge": _column(items, "knowledge", "").fillna("").to_numpy(dtype=object),
         }
     )
 
@@ -144,8 +150,8 @@ def item_modes(
     samples: pd.DataFrame, max_gen_toks: Mapping[str, int | None], load_item: LoadItem | None
 ) -> pd.DataFrame:
     """The mode of every 1->0 and 0->1 item: subtask, category, seed, doc_id, transition, side, mode,
-    response_chars (logged, else read back; NaN where neither). Its ``attrs`` count the replies read back
-    (``loaded``) and those that could not be (``unreadable``).
+    response_chars (logged, else read back; NaN where neither), knowledge (samples' label, '' without). Its
+    ``attrs`` count the replies read back (``loaded``) and those that could not be (``unreadable``).
 
     ``max_gen_toks``: per samples file of the wrong side. ``load_item`` reads back the replies without an
     answer that are not already ``cut`` by status or logged length (a refusal? its length when the log has
@@ -177,7 +183,8 @@ def mode_counts(modes: pd.DataFrame, keys: pd.DataFrame) -> pd.DataFrame:
     :func:`item_modes`' table and the format shares.
 
     ``F_format_share`` = format failures / (1->0 items whose mode is known); NaN without such items.
-    ``BT_format_share`` likewise for the before side of 0->1 items.
+    ``BT_format_share`` likewise for the before side of 0->1 items. Where any item has a knowledge label (twins ran),
+    also :data:`KNOWLEDGE_COLUMNS`.
     """
     column = "n_" + modes["transition"].str.replace("->", "") + "_" + modes["mode"]
     counts = (
@@ -193,6 +200,20 @@ def mode_counts(modes: pd.DataFrame, keys: pd.DataFrame) -> pd.DataFrame:
         out |= dict(of.items())
         known = of.sum(axis=1) - of[f"{tag}_unknown"]
         out[f"{prefix}_format_share"] = (of[[f"{tag}_{m}" for m in FORMAT_MODES]].sum(axis=1) / known).where(known > 0)
+    if "knowledge" in modes and modes["knowledge"].isin(KNOWLEDGE_SPLIT).any():
+        split = modes[modes["knowledge"].isin(KNOWLEDGE_SPLIT)]
+        column = "n_10_" + split["mode"] + "_" + split["knowledge"]
+        out |= dict(
+            pd.crosstab([split["subtask"].astype(str), split["seed"].astype(str)], column)
+            .reindex(
+                index=pd.MultiIndex.from_frame(keys[["subtask", "seed"]]),
+                columns=list(KNOWLEDGE_COLUMNS),
+                fill_value=0,
+            )
+            .reset_index(drop=True)
+            .astype(np.int64)
+            .items()
+        )
     return pd.DataFrame(out)
 
 

@@ -20,7 +20,7 @@ from postforget_lmeval.cli.console import consoles, escape, failed
 from postforget_lmeval.pairing import SIDES
 from postforget_lmeval.pairing.results import PairingError
 from postforget_lmeval.pairing.run_plan import listing
-from postforget_lmeval.report.html import item_text
+from postforget_lmeval.report.html import KNOWLEDGE_CARD, item_text
 from postforget_lmeval.scoring import option_letter
 from postforget_lmeval.sources import LoadedItem
 
@@ -69,7 +69,8 @@ def show_items(
     responses: bool = False,
 ) -> tuple[list[dict[str, Any]], int]:
     """The first ``limit`` items of one sub-benchmark that made ``transition``, with question, gold and both
-    answers, and how many made it in all."""
+    answers, its knowledge label where a log-likelihood twin ran beside it ('' otherwise), and how many made it
+    in all."""
     path = Path(out_dir) / "samples.parquet"
     if not path.is_file():
         raise PairingError(_not_a_pair_folder(Path(out_dir)))
@@ -108,6 +109,7 @@ def show_items(
             "answer_after": r.answer_after,
             "status_before": r.status_before,
             "status_after": r.status_after,
+            "knowledge": getattr(r, "knowledge", "") or "",
         }
         if responses:
             after = _load(str(r.source_after), str(r.file_after), r.locator_after, r.doc_id)
@@ -204,6 +206,8 @@ def command(argv: Sequence[str]) -> int:
             + f"   [bold]after:[/] {escape(str(it['answer_after']))}"
             + (f" ({escape(str(it['status_after']))})" if it["status_after"] else "")
         )
+        if it["knowledge"]:
+            out.print(f"[bold]{escape(KNOWLEDGE_CARD[it['knowledge']])}[/] (log-likelihood twin)")
         for side in SIDES:
             if f"response_{side}" in it:
                 out.print(f"[dim]{side} response:[/] {escape(it[f'response_{side}'])}")

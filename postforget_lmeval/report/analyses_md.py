@@ -201,9 +201,16 @@ def _failure_modes(result: PairResult) -> list[str]:
         "thinking) and `refusal` are format.",
         "",
     ]
-    lines += _table(
-        ["transition", *modes], [["1→0", *(str(f[m]) for m in modes)], ["0→1", *(str(b[m]) for m in modes)]]
-    )
+    rows = [["1→0", *(str(f[m]) for m in modes)]]
+    if "n_10_wrong_kept" in table:  # log-likelihood twins ran: each mode's 1→0 split by knowledge
+        for label in ("kept", "lost"):
+            rows.append([f"1→0, knowledge {label}", *(str(int(table[f"n_10_{m}_{label}"].sum())) for m in modes)])
+        lines += [
+            "The knowledge rows count the 1→0 items of each mode whose log-likelihood twin still ranks the gold "
+            "option first after (kept) or not (lost); items without a twin are in neither.",
+            "",
+        ]
+    lines += _table(["transition", *modes], [*rows, ["0→1", *(str(b[m]) for m in modes)]])
     lines += ["", "Share of forgetting that is format (macro), answer-format adherence and median reply length:", ""]
     rows = [
         [

@@ -249,10 +249,32 @@ def rich_table(result: PairResult, average: str = "macro") -> Group:
     analyses = analyses_table(result, average)
     if analyses is not None:
         parts.append(frame_rich(analyses, ANALYSES_TITLE, whole=("significant rows", "noise floor")))
+    parts += [escape(line) for line in knowledge_lines(result)]
     why = no_baseline(result.subtasks)
     if why:
         parts.append(why)
     return Group(*parts)
+
+
+def knowledge_lines(result: PairResult) -> list[str]:
+    """The terminal's knowledge split (log-likelihood twins, OVERALL, items x seeds): of the generated answers
+    lost, how many the after model still ranks first; of those gained, how many the before model already did."""
+    table = result.tables.get("knowledge")
+    if table is None or table.empty:
+        return []
+    r = table[table["level"] == "overall"].iloc[0]
+
+    def line(what: str, of: str, which: str, hit: str, name: str) -> str:
+        if not r[of]:
+            return f"  generated answers {what}: none"
+        ci = f"[{pct(r[f'{name}_lo'])}, {pct(r[f'{name}_hi'])}]"
+        return f"  generated answers {what}: {r[of]}; {which} in {r[hit]} ({pct(r[name])} {ci})"
+
+    return [
+        "Knowledge, by the log-likelihood twins (all sub-benchmarks with a twin, items × seeds, %):",
+        line("lost (1→0)", "n_10", "knowledge kept by the after model", "n_10_kept", "kept_share"),
+        line("gained (0→1)", "n_01", "knowledge there before", "n_01_there", "there_before_share"),
+    ]
 
 
 def frame_markdown(frame: pd.DataFrame) -> str:

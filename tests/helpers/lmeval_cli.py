@@ -32,11 +32,13 @@ def run_hf(
     assert done.returncode == 0, done.stderr[-4000:]
 
 
-def logged_samples(run_dir: Path) -> dict[tuple[str, int], dict[str, Any]]:
-    """(subtask, doc_id) -> the sample line of a postforget task, read straight from lm-eval's logs."""
+def logged_samples(run_dir: Path, twins: bool = False) -> dict[tuple[str, int], dict[str, Any]]:
+    """(subtask, doc_id) -> the sample line of a postforget task, read straight from lm-eval's logs: the generative
+    tasks' lines, or with ``twins`` their log-likelihood twins' (variant ``ll``), which share the keys."""
     found = {}
     for path in run_dir.rglob("samples_*.jsonl"):
         for line in path.read_text(encoding="utf-8").splitlines():
             sample = json.loads(line)
-            found[(sample["postforget"]["subtask"], sample["doc_id"])] = sample
+            if (sample["postforget"]["variant"] == "ll") == twins:
+                found[(sample["postforget"]["subtask"], sample["doc_id"])] = sample
     return found
