@@ -243,7 +243,7 @@ def _category_note(notes: pd.Series) -> str:
     rest = {frozenset(p - {noise.SHARED}) for p in parts}
     if len(rest) == 1:
         return _joined([*sorted(next(iter(rest))), shared])
-    missing = sum(noise.NEEDS_TWO in p for p in parts)
+    missing = sum(any(n in p for n in noise.NO_FLOOR) for p in parts)
     return _joined([f"{missing} of {len(notes)} rows without a floor" if missing else "", shared])
 
 
