@@ -13,6 +13,7 @@ import pytest
 from postforget_lmeval import pair
 from postforget_lmeval.analyses import _bootstrap as bootstrap
 from postforget_lmeval.analyses import _noise as noise
+from postforget_lmeval.analyses import _significance as significance
 from tests.helpers import paths
 from tests.helpers.lmeval_runs import pf_record, sample_line, write_run
 
@@ -57,3 +58,16 @@ def test_lmeval_repeats_that_differ_under_one_seed_build_the_floor(tmp_path: Pat
     _repeats(tmp_path / "after", ("1111", "1111"))
     row = pair(tmp_path / "before", tmp_path / "after").subtasks.iloc[0]
     assert row["F_noise"] == pytest.approx(0.25) and row["noise_floor_from"] == "before"
+
+
+def test_lmeval_repeats_are_tested_on_items_not_on_item_replicates(tmp_path: Path) -> None:
+    # five items forgotten in all four repeats, one kept: McNemar on the 20 replicate flips would give 2 / 2**20;
+    # the replicates of an item are one question read four times, so the test is the sign flip over items, each a
+    # cluster of net flip 4: two of the 2**5 sign choices reach |20|, p = 1/16
+    _repeats(tmp_path / "before", ("111111",) * 4)
+    _repeats(tmp_path / "after", ("000001",) * 4)
+    result = pair(tmp_path / "before", tmp_path / "after")
+    row = result.tables["significance"].iloc[0]
+    assert (row["seed"], row["n_10"], row["n_01"]) == ("0", 20, 0)
+    assert row["test"] == significance.CLUSTER and row["clusters"] == 6
+    assert row["p_cluster"] == pytest.approx(1 / 16) and row["p_mcnemar"] == pytest.approx(2 / 2**20)
