@@ -275,7 +275,8 @@ def _floor_text(row: pd.Series, rows: int) -> tuple[str, str, str]:
     said += [n for n in short_note(note).split("; ") if n and n != noise.SHORT[noise.SHARED]]
     if int(row["noise_rows"]) < rows:  # a floor exists: so does its count
         said.append(f"{int(row['noise_rows'])}/{rows} sub-benchmarks")
-    return f"{floor} ({', '.join(s for s in said if s)})", beyond("F_true"), beyond("BT_true")
+    said = [s for s in said if s]
+    return f"{floor} ({', '.join(said)})" if said else floor, beyond("F_true"), beyond("BT_true")
 
 
 def terminal_columns(result: PairResult) -> pd.DataFrame:

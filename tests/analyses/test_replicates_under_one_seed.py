@@ -14,6 +14,7 @@ from postforget_lmeval import pair
 from postforget_lmeval.analyses import _bootstrap as bootstrap
 from postforget_lmeval.analyses import _noise as noise
 from postforget_lmeval.analyses import _significance as significance
+from postforget_lmeval.analyses import terminal_columns
 from tests.helpers import paths
 from tests.helpers.lmeval_runs import pf_record, sample_line, write_run
 
@@ -36,6 +37,10 @@ def test_two_epochs_of_one_seed_are_its_figure_its_bootstrap_and_its_noise_floor
     assert row["noise_seeds"] == "seeds: before 1 x replicates (2 runs), after 1 x replicates (2 runs)"
     overall = result.categories.query("average == 'macro' and category == 'OVERALL'").iloc[0]
     assert overall["n_seeds"] == 1 and np.isnan(overall["F_true_std"])
+    # the terminal's floor cell, F_true's floor: before (5/24 + 0) / 2, after (11/24 + 5/24) / 2 (chance 1/24 in both
+    # pairs), pooled 21/96; nothing left to say in parentheses (it was "21.9 ()")
+    assert row["F_true_noise"] == pytest.approx(21 / 96)
+    assert terminal_columns(result).loc["Math", "noise_floor"] == "21.9"
 
 
 def _repeats(root: Path, bits: tuple[str, ...]) -> None:
