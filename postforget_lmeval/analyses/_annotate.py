@@ -242,7 +242,7 @@ def _category_note(notes: pd.Series) -> str:
     rest = {frozenset(p - {noise.SHARED}) for p in parts}
     if len(rest) == 1:
         return _joined([*sorted(next(iter(rest))), shared])
-    missing = sum(noise.NEEDS_TWO in p for p in parts)
+    missing = sum(any(n in p for n in noise.NO_FLOOR) for p in parts)
     return _joined([f"{missing} of {len(notes)} rows without a floor" if missing else "", shared])
 
 
@@ -274,7 +274,8 @@ def _floor_text(row: pd.Series, rows: int) -> tuple[str, str, str]:
     said += [n for n in short_note(note).split("; ") if n and n != noise.SHORT[noise.SHARED]]
     if int(row["noise_rows"]) < rows:  # a floor exists: so does its count
         said.append(f"{int(row['noise_rows'])}/{rows} sub-benchmarks")
-    return f"{floor} ({', '.join(s for s in said if s)})", beyond("F_true"), beyond("BT_true")
+    said = [s for s in said if s]
+    return f"{floor} ({', '.join(said)})" if said else floor, beyond("F_true"), beyond("BT_true")
 
 
 def terminal_columns(result: PairResult) -> pd.DataFrame:

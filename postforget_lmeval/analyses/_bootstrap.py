@@ -106,8 +106,9 @@ def rates(weights: np.ndarray, codes: np.ndarray, k: np.ndarray) -> dict[str, np
 def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd.DataFrame:
     """Long table of bootstrap replicates: category, subtask, seed, replicate, F_true, BT_true.
 
-    ``samples``: one row per paired item with subtask, category, seed, doc_id, before, after, k (an item's
-    first logged k, and its first row under a seed, count). The sub-benchmarks draw from one generator
+    ``samples``: one row per paired item with subtask, category, seed, doc_id, before, after, k and replicate
+    (an item's first logged k, and its first row under a seed and replicate, count); an item is drawn with all its
+    replicates, and a seed's figure is the mean of its replicates'. The sub-benchmarks draw from one generator
     seeded with ``seed``, in the order of their (category, subtask). Replicate ``-1`` is the observed data,
     kept for checks against subtasks.csv.
     """
@@ -116,11 +117,13 @@ def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd
         {"category": str, "subtask": str, "seed": str}
     )
     items["code"] = 2 * samples["before"].to_numpy(dtype=int) + samples["after"].to_numpy(dtype=int)
-    items = items.drop_duplicates(["category", "subtask", "doc_id", "seed"])
+    items["gen"] = samples["replicate"].to_numpy() if "replicate" in samples else 0
+    items = items.drop_duplicates(["category", "subtask", "doc_id", "seed", "gen"])
     keys = ["category", "subtask", "doc_id"]
-    wide = items.pivot(index=keys, columns="seed", values="code")  # items x seeds, both sorted
+    # items x runs (seed, replicate of an epoch or repeat), both sorted: an item is drawn with all its replicates
+    wide = items.pivot(index=keys, columns=["seed", "gen"], values="code")
     ks = items.groupby(keys)["k"].first().reindex(wide.index).to_numpy(dtype=float)  # the first k logged
-    all_codes, seeds = wide.to_numpy(dtype=float), wide.columns.to_numpy()
+    all_codes, seeds = wide.to_numpy(dtype=float), wide.columns.get_level_values("seed").to_numpy()
     clusters = item_clusters(samples, wide.index) if "cluster" in samples else None
     blocks = wide.index.droplevel("doc_id")
     starts = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1]])
@@ -135,13 +138,14 @@ def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd
         cells, weights = cell_weights(rng, np.column_stack([codes, k]), part, n_boot)
         figures = rates(weights, cells[:, :-1], cells[:, -1])
         category, subtask = blocks[start]
-        for s, seed_name in enumerate(seeds[present]):
+        runs = seeds[present]
+        for seed_name in dict.fromkeys(runs):  # a seed's figure is the mean of its replicates', as in subtasks.csv
             out["category"].append(np.full(n_boot + 1, category, dtype=object))
             out["subtask"].append(np.full(n_boot + 1, subtask, dtype=object))
             out["seed"].append(np.full(n_boot + 1, seed_name, dtype=object))
             out["replicate"].append(np.arange(-1, n_boot))
             for r in RATES:
-                out[r].append(figures[r][:, s])
+                out[r].append(figures[r][:, runs == seed_name].mean(axis=1))
     if not out["replicate"]:
         return pd.DataFrame(columns=["category", "subtask", "seed", "replicate", *RATES])
     return pd.DataFrame({c: np.concatenate(v) for c, v in out.items()})

@@ -12,7 +12,14 @@ side, on the items logged under both, F and BT of the pair (and F_true, BT_true 
 that pair); within a pair the two directions are averaged (with no change, 1->0 and 0->1 are equally
 likely), then the pairs are averaged: ``F_noise_before`` / ``F_noise_after``. The floor subtracted
 (``F_noise``, named by ``noise_floor_from``): the two sides pooled when both sample with two or more seeds;
-otherwise the one side that samples with two or more seeds. A side whose seeds agree on every item is
+otherwise the one side that samples with two or more seeds. A run that generated several times per item
+(inspect_ai epochs, lm-eval repeats) gives a side one run per replicate: two replicates of one seed are
+independent draws of the model when the sampler's random numbers advance between them (lm-eval's Hugging Face
+backend draws the repeats of a request from one generator seeded once), so they pair like two seeds. Where
+every item reads the same in every replicate of a side's one seed, each replicate restarted the sampler from
+the seed (a per-request seed, as vLLM takes in its sampling parameters) or decoding was greedy: that side is
+no floor (:data:`REPLICATES_AGREE` when neither side has one). The headline of a seed is the
+mean of its replicates' figures, as in subtasks.csv. A side whose seeds agree on every item is
 greedy: it has no sampling noise, so the floor is the sampling side's (averaging its 0 in would halve the
 floor); with no sampling side the floor is 0 (:data:`SAME`). ``F_noise == BT_noise`` by construction.
 Log-likelihood scoring does not sample: floor 0, beyond = the figure itself. Assumed: each item has a fixed
@@ -52,6 +59,12 @@ SHARED_COLUMN = "noise_shared_seed"
 """Per (sub-benchmark, seed) row: True where the headline pairs runs of the same sampling seed on both sides."""
 # the notes: a row's are joined with "; ", which no note holds
 NEEDS_TWO = "needs two seeds on a side"
+REPLICATES_AGREE = (
+    "the epochs/repeats of one seed agree on every item: each restarts the sampler from the seed (or decoding is "
+    "greedy), so they are one run, not draws: run the task under a second seed"
+)
+NO_FLOOR = (NEEDS_TWO, REPLICATES_AGREE)
+"""The notes of a sub-benchmark without a floor."""
 LOGLIKELIHOOD = "floor 0: log-likelihood scoring does not sample, beyond noise = the figure"
 SAME = "seeds agree on every item (greedy decoding?): no sampling noise seen"
 SHARED = (
@@ -59,13 +72,19 @@ SHARED = (
     "unchanged model, docs/method.md): rerun one side under different seeds and pair with --seed-match order"
 )
 POOLED = "pooled"
-SHORT = {NEEDS_TWO: "needs two seeds", LOGLIKELIHOOD: "log-likelihood", SAME: "seeds agree", SHARED: "shared seed!"}
+SHORT = {
+    NEEDS_TWO: "needs two seeds", REPLICATES_AGREE: "epochs = 1 run", LOGLIKELIHOOD: "log-likelihood",
+    SAME: "seeds agree", SHARED: "shared seed!",
+}  # fmt: skip
 """The notes as the terminal's narrow cells say them."""
 
 
 def greedy_note(side: str, other: str) -> str:
     """The note of a sub-benchmark whose ``side`` is greedy while ``other`` samples."""
     return f"{side} seeds agree on every item (greedy?): floor from {other}"
+
+
+SEED_COLUMNS = tuple(f"seed_{side}" for side in SIDES)
 
 
 def _rates(weights: np.ndarray, before: np.ndarray, after: np.ndarray, k: np.ndarray) -> dict[str, np.ndarray]:
@@ -128,23 +147,31 @@ def _loglik(samples: pd.DataFrame) -> pd.Series:
     return both.groupby([samples["category"], samples["subtask"]]).all()
 
 
-def _wide(first: pd.DataFrame, seed: str, value: str, index: pd.MultiIndex) -> tuple[np.ndarray, np.ndarray]:
-    """(values, seeds): ``value`` per item of ``index`` (category, subtask, doc_id) and seed label of column
-    ``seed``, as items x seeds (NaN: not logged), and the seed labels of the columns."""
+def _wide(runs: pd.DataFrame, seed: str, value: str, index: pd.MultiIndex) -> tuple[np.ndarray, np.ndarray]:
+    """(values, seeds): ``value`` per item of ``index`` (category, subtask, doc_id) and run, a seed of column
+    ``seed`` and a replicate (an epoch or repeat under it), as items x runs (NaN: not logged), and each run's
+    seed."""
     keys = ["category", "subtask", "doc_id"]
-    wide = first.drop_duplicates([*keys, seed]).pivot(index=keys, columns=seed, values=value).reindex(index)
-    return wide.to_numpy(dtype=float), wide.columns.to_numpy()
+    runs = runs.drop_duplicates([*keys, seed, "replicate"])
+    wide = runs.pivot(index=keys, columns=[seed, "replicate"], values=value).reindex(index)
+    return wide.to_numpy(dtype=float), wide.columns.get_level_values(seed).to_numpy()
 
 
-def _logged(values: np.ndarray) -> np.ndarray:
-    """The columns (seeds) of a block of :func:`_wide` that hold a value for some item."""
-    return values[:, ~np.isnan(values).all(axis=0)]
+def _logged(values: np.ndarray, seeds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The columns (runs) of a block of :func:`_wide` that hold a value for some item, and their seeds."""
+    logged = ~np.isnan(values).all(axis=0)
+    return values[:, logged], seeds[logged]
+
+
+def _count(seeds: np.ndarray) -> str:
+    """How many seeds, and runs where the seeds have several replicates (epochs, repeats)."""
+    n = len(set(seeds))
+    return f"{n}" if n == len(seeds) else f"{n} x replicates ({len(seeds)} runs)"
 
 
 def _side_runs(samples: pd.DataFrame, unmatched: pd.DataFrame | None, side: str) -> pd.DataFrame:
     """Every run of one side: category, subtask, doc_id, replicate, seed (its own seed value) and the 0/1 as
-    column ``side``, the paired rows and that side's unmatched seeds (of the sub-benchmarks paired), each item's
-    first replicate under each seed."""
+    column ``side``, the paired rows and that side's unmatched seeds (of the sub-benchmarks paired)."""
     runs = samples[["category", "subtask", "doc_id", "replicate", f"seed_{side}", side]].rename(
         columns={f"seed_{side}": "own"}
     )
@@ -154,8 +181,7 @@ def _side_runs(samples: pd.DataFrame, unmatched: pd.DataFrame | None, side: str)
         extra = extra.assign(category=extra["subtask"].map(category), own=extra["seed"].astype(str))
         extra = extra.dropna(subset=["category"]).rename(columns={"correct": side})
         runs = pd.concat([runs, extra[list(runs.columns)]], ignore_index=True)
-    runs = runs.astype({"own": str, side: float})
-    return runs.sort_values("replicate", kind="stable")
+    return runs.astype({"own": str, side: float})
 
 
 def _item_frame(samples: pd.DataFrame, unmatched: pd.DataFrame | None) -> pd.DataFrame:
@@ -181,21 +207,20 @@ def replicates(
     out: dict[str, list[np.ndarray]] = {c: [] for c in ("category", "subtask", "seed", "replicate", *COLUMNS)}
     out[SHARED_COLUMN] = []
     texts = []
-    sides = {f"seed_{side}": samples.get(f"seed_{side}", samples["seed"]) for side in SIDES}  # labels: exact match
+    sides = {c: samples.get(c, samples["seed"]) for c in SEED_COLUMNS}  # labels: exact match
     if "replicate" not in samples:
         sides["replicate"] = 0
-    samples = samples.assign(**sides).astype(dict.fromkeys(["subtask", "category", "seed", *sides], str))
-    first = samples.sort_values("replicate", kind="stable")  # an item's first replicate under each seed
+    samples = samples.assign(**sides).astype(dict.fromkeys(["subtask", "category", "seed", *SEED_COLUMNS], str))
     keys = ["category", "subtask", "doc_id"]
     side_runs = {side: _side_runs(samples, unmatched, side) for side in SIDES}
     items = pd.concat([side_runs[side][keys] for side in SIDES]).drop_duplicates()
     index = pd.MultiIndex.from_frame(items).sort_values()
     # items x seeds of all sub-benchmarks at once: each side's own seeds, and the paired seeds of the headline
     own = {side: _wide(side_runs[side], "own", side, index) for side in SIDES}
-    heads = {side: _wide(first, "seed", side, index) for side in SIDES}
+    heads = {side: _wide(samples, "seed", side, index) for side in SIDES}
     labels_all = heads[SIDES[0]][1]  # both sides pivot the same rows on the same labels
-    shared_label = first.drop_duplicates("seed").set_index("seed")
-    shared_label = (shared_label["seed_before"] == shared_label["seed_after"]).reindex(labels_all).to_numpy(bool)
+    shared_label = samples.drop_duplicates("seed").set_index("seed")
+    shared_label = shared_label["seed_before"] == shared_label["seed_after"]
     item_frame = _item_frame(samples, unmatched)
     ks = item_frame.groupby(["subtask", "doc_id"])["k"].first()
     ks = ks.reindex(index.droplevel("category")).to_numpy(dtype=float)
@@ -205,22 +230,30 @@ def replicates(
     starts = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1]])
     for start, end in zip(starts, [*starts[1:], len(index)]):
         category, subtask = blocks[start]
-        runs = {side: _logged(values[start:end]) for side, (values, _) in own.items()}
+        logged_runs = {side: _logged(values[start:end], seeds) for side, (values, seeds) in own.items()}
+        runs = {side: r for side, (r, _) in logged_runs.items()}
         usable = {side: r for side, r in runs.items() if r.shape[1] >= 2}
+        # the replicates of one seed are draws of the model only where they differ somewhere; where they agree on
+        # every item each restarted the sampler from the seed, and they say nothing about sampling noise
+        one_run = [s for s, r in usable.items() if len(set(logged_runs[s][1])) == 1 and _agree(r)]
+        usable = {side: r for side, r in usable.items() if side not in one_run}
         is_loglik = bool(loglik[(category, subtask)])
         floor_sides, floor_from, note = floor_rule(is_loglik, usable)
-        sizes = ", ".join(f"{side} {runs[side].shape[1]}" for side in SIDES)
+        if note == NEEDS_TWO and one_run:
+            note = REPLICATES_AGREE
+        sizes = ", ".join(f"{side} {_count(logged_runs[side][1])}" for side in SIDES)
         texts.append(
             {"subtask": subtask, "noise_seeds": f"seeds: {sizes}", "noise_floor_from": floor_from, "noise_note": note}
         )
-        if note == NEEDS_TWO:
+        if note in NO_FLOOR:
             continue
         before, after = (heads[side][0][start:end] for side in SIDES)
         logged = ~(np.isnan(before).all(axis=0) | np.isnan(after).all(axis=0))
-        before, after, labels = before[:, logged], after[:, logged], labels_all[logged]
+        before, after, run_labels = before[:, logged], after[:, logged], labels_all[logged]
+        labels = np.array(list(dict.fromkeys(run_labels)), dtype=object)  # a seed's runs: its replicates
         # a greedy side, or log-likelihood scoring, draws no random numbers: sharing a seed correlates nothing
         samplers = {side for side in SIDES if side not in usable or not _agree(usable[side])}
-        shared = shared_label[logged] & (not is_loglik) & (samplers == set(SIDES))
+        shared = shared_label.reindex(labels).to_numpy(bool) & (not is_loglik) & (samplers == set(SIDES))
         # what the figures read of each item in one table, so that items with equal rows share a cell of the draw
         parts = [*usable.values(), before, after]
         table = np.column_stack([*parts, ks[start:end]])
@@ -240,7 +273,10 @@ def replicates(
             f_noise, f_true_noise = (np.mean([per_side[s][i] for s in floor_sides], axis=0) for i in range(2))
         side_figures = tuple(per_side[side][i] for i in range(2) for side in SIDES)
         for j, label in enumerate(labels):
-            r = _rates(weights, heads_before[:, j], heads_after[:, j], k)
+            # the headline of a seed is the mean of its replicates' figures, as in subtasks.csv
+            runs_of = np.flatnonzero(run_labels == label)
+            each = [_rates(weights, heads_before[:, c], heads_after[:, c], k) for c in runs_of]
+            r = {m: np.mean([e[m] for e in each], axis=0) for m in each[0]}
             figures = (f_noise, f_noise, f_true_noise, f_true_noise, *side_figures)
             figures += (r["F"] - f_noise, r["BT"] - f_noise, r["F_true"] - f_true_noise, r["BT_true"] - f_true_noise)
             figures += (r["F_true"], r["BT_true"])

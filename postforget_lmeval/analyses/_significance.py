@@ -13,7 +13,10 @@ binomial's spread is too narrow: its p-values come out too small. For those sub-
 exact sign-flip (randomization) test on clusters: each cluster's net flip ``d_c = n_10,c - n_01,c`` is, under
 "no change" (before and after exchangeable within a cluster), as likely to be ``+d_c`` as ``-d_c``, independently
 across clusters; the p-value is the share of the ``2^m`` sign choices whose ``|sum|`` reaches the observed one,
-counted exactly by convolution. With one item per cluster it is the exact McNemar test itself.
+counted exactly by convolution. With one item per cluster it is the exact McNemar test itself. The replicates of
+an item under one seed (inspect_ai epochs, lm-eval repeats) are one such group: the same question, read several
+times, so a sub-benchmark with replicates is tested on clusters too, each item a cluster of its replicates
+(within its text's cluster where it names one).
 
 A pair of runs has one test per (sub-benchmark, seed) row of ``subtasks.csv``: ~100 sub-benchmarks x 3
 seeds. That set of rows is the family over which the Benjamini-Hochberg procedure controls the false
@@ -64,16 +67,23 @@ def sign_flip_p(net: np.ndarray) -> float:
 
 
 def cluster_tests(samples: pd.DataFrame) -> pd.DataFrame:
-    """Per (subtask, seed) of the sub-benchmarks whose items name a cluster: ``clusters`` (how many, an item without
-    a key counting as its own) and ``p_cluster`` (:func:`sign_flip_p`); keys as text. Empty without clusters."""
+    """Per (subtask, seed) of the sub-benchmarks whose items name a cluster or have replicates: ``clusters`` (how
+    many, an item without a key counting as its own) and ``p_cluster`` (:func:`sign_flip_p`); keys as text. Empty
+    without either."""
     columns = ["subtask", "seed", "clusters", "p_cluster"]
-    if "cluster" not in samples or samples["cluster"].isna().all():
+    if samples.empty:
         return pd.DataFrame(columns=columns)
-    named = samples.groupby("subtask", observed=True)["cluster"].transform(lambda c: c.notna().any())
-    items = samples.loc[named.astype(bool), ["subtask", "seed", "doc_id", "before", "after"]]
+    repeated = samples.duplicated(["subtask", "seed", "doc_id"], keep=False)
+    chosen = repeated.groupby(samples["subtask"], observed=True).transform("any").astype(bool)
+    if "cluster" in samples:
+        chosen |= samples.groupby("subtask", observed=True)["cluster"].transform(lambda c: c.notna().any()).astype(bool)
+    if not chosen.any():
+        return pd.DataFrame(columns=columns)
+    items = samples.loc[chosen, ["subtask", "seed", "doc_id", "before", "after"]]
     items = items.astype({"subtask": str, "seed": str})
     index = pd.MultiIndex.from_frame(items[["subtask", "doc_id"]])
-    items["cluster"] = item_clusters(samples, index)
+    named = item_clusters(samples, index)
+    items["cluster"] = named if named is not None else [f"\0item {d}" for d in items["doc_id"]]
     items["net"] = items["before"].astype(int) - items["after"].astype(int)  # 1->0: +1, 0->1: -1, else 0
     net = items.groupby(["subtask", "seed", "cluster"], sort=True)["net"].sum()
     out = net.groupby(level=["subtask", "seed"]).agg(clusters="size", p_cluster=lambda d: sign_flip_p(d.to_numpy()))

@@ -193,10 +193,8 @@ def join(before: pd.DataFrame, after: pd.DataFrame, plan: pd.DataFrame) -> pd.Da
             f"after: task {first['task_after']}): the two runs did not see the same item. Mismatched items per "
             f"sub-benchmark: {per}. Re-run both sides on the same dataset version, or leave the task out with --exclude"
         )
-    repeats = joined["has_repeats_before"].fillna(False).astype(bool) | joined["has_repeats_after"].fillna(
-        False
-    ).astype(bool)
-    joined["seed"] = joined["seed_label"].where(~repeats, joined["seed_label"] + "#r" + joined["replicate"].astype(str))
+    # an epoch (inspect_ai) or repeat (lm-eval) is a replicate under its run's seed, never a seed of its own
+    joined["seed"] = joined["seed_label"]
     joined["k"] = joined["k_before"].fillna(joined["k_after"])
     return joined
 
@@ -244,15 +242,20 @@ def warn_unpaired(joined: pd.DataFrame, got: Collected) -> None:
     lonely = joined[joined["_merge"] != "both"]
     if lonely.empty:
         return
-    both = joined[joined["_merge"] == "both"].groupby(["subtask", "seed"]).size()
-    for (subtask, seed), group in lonely.groupby(["subtask", "seed"], sort=True):
+    keys = ["subtask", "seed", "replicate"]
+    both = joined[joined["_merge"] == "both"].groupby(keys).size()
+    repeats = joined["has_repeats_before"].fillna(False).astype(bool) | joined["has_repeats_after"].fillna(
+        False
+    ).astype(bool)
+    for (subtask, seed, replicate), group in lonely.groupby(keys, sort=True):
         parts, ids = [], {}
         for side, flag in (("before", "left_only"), ("after", "right_only")):
             ids[side] = sorted(group.loc[group["_merge"] == flag, "doc_id"].unique().tolist())
             if ids[side]:
                 parts.append(f"{len(ids[side])} item(s) only on the {side} side (doc_id {listing(ids[side], 8)})")
-        paired = int(both.get((subtask, seed), 0))
+        paired = int(both.get((subtask, seed, replicate), 0))
+        run = f"{subtask} seed {seed}" + (f" replicate {replicate}" if repeats[group.index].any() else "")
         got.warnings.append(
-            f"{subtask} seed {seed}: {' and '.join(parts)} cannot be paired and are left out of the figures "
+            f"{run}: {' and '.join(parts)} cannot be paired and are left out of the figures "
             f"({paired} paired): {_unpaired_fix(joined, group, ids)}"
         )

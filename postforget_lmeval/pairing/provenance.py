@@ -83,10 +83,13 @@ def summary(
 
 
 def _per_subtask(joined: pd.DataFrame, duplicates: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
-    """Per sub-benchmark (sorted): its category, tasks and counts of paired and unpaired items."""
+    """Per sub-benchmark (sorted): its category, tasks, replicates (generations per item under one seed: inspect_ai
+    epochs, lm-eval repeats; 1 in the paper's protocol) and counts of paired and unpaired items (each replicate
+    of an item counted)."""
     counts = joined.groupby(["subtask", "_merge"], observed=False).size().unstack("_merge", fill_value=0)
     groups = joined.groupby("subtask", sort=True)
     category = groups["category"].first()
+    replicates = joined.groupby(["subtask", "seed"])["replicate"].nunique().groupby(level="subtask").max()
     tasks = {side: defaultdict(list) for side in SIDES}
     for side in SIDES:
         pairs = joined[["subtask", f"task_{side}"]].dropna().drop_duplicates()
@@ -97,6 +100,7 @@ def _per_subtask(joined: pd.DataFrame, duplicates: dict[str, dict[str, int]]) ->
             "category": category[subtask],
             "tasks_before": sorted(set(tasks["before"][subtask])),
             "tasks_after": sorted(set(tasks["after"][subtask])),
+            "replicates": int(replicates[subtask]),
             "paired": int(counts.loc[subtask, "both"]),
             "unpaired_before": int(counts.loc[subtask, "left_only"]),
             "unpaired_after": int(counts.loc[subtask, "right_only"]),

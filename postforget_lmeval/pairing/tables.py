@@ -13,14 +13,41 @@ from postforget_lmeval import metrics
 from postforget_lmeval.pairing.results import SUBTASK_COLUMNS, TRANSITIONS
 from postforget_lmeval.pairing.run_plan import SIDES
 
-FIRSTS = ["category", "seed_before", "seed_after", "replicate", "task_before", "task_after"]
+FIRSTS = ["category", "seed_before", "seed_after", "task_before", "task_after"]
 """Columns of subtasks.csv that every item of a (sub-benchmark, seed) row shares: its first item's."""
+SUMMED = ("n", "n_11", "n_10", "n_01", "n_00", "unanswered_before", "unanswered_after")
+"""Counts of subtasks.csv that add up over a seed's replicates (items x replicates); its rates are means."""
 
 
 def subtask_rows(paired: pd.DataFrame, joined: pd.DataFrame) -> pd.DataFrame:
     """The paper's metrics (Harmon et al., 2026, §2) per (sub-benchmark, seed label), with the counts of
-    unanswered and unpaired items."""
-    keys = ["subtask", "seed"]
+    unanswered and unpaired items.
+
+    A run that generated several times per item (inspect_ai epochs, lm-eval repeats) has replicates under one
+    seed: each replicate is one run of the paper's protocol (the before side's r-th generation paired with the
+    after side's), the seed's rates are the mean of its replicates' and its counts their sum (``replicates``
+    says how many). With one generation per item, as in the paper, that is the paper's figure."""
+    per_replicate = _replicate_rows(paired, joined)
+    groups = per_replicate.groupby(["subtask", "seed"], sort=True)
+    rates = [c for c in per_replicate.columns if c not in (*SUMMED, *FIRSTS, "subtask", "seed", "replicate")]
+    out = groups[rates].mean()
+    for column in SUMMED:  # a count NaN in every replicate (a side that logs no status) stays NaN
+        out[column] = groups[column].sum(min_count=1)
+    out["replicates"] = groups["replicate"].nunique()
+    # per seed, so that the items of a replicate run on one side only (different epochs) are counted too
+    unpaired = joined[joined["_merge"] != "both"].groupby(["subtask", "seed", "_merge"], observed=True).size()
+    for side, flag in (("before", "left_only"), ("after", "right_only")):
+        found = flag in unpaired.index.get_level_values("_merge")
+        n = unpaired.xs(flag, level="_merge").reindex(out.index).fillna(0).astype(int) if found else 0
+        out[f"n_unpaired_{side}"] = n
+    out = out.join(groups[FIRSTS].first()).reset_index()
+    counts = ["unanswered_before", "unanswered_after", "n_unpaired_before", "n_unpaired_after"]
+    return out[[*SUBTASK_COLUMNS, *counts, "seed_before", "seed_after", "replicates", "task_before", "task_after"]]
+
+
+def _replicate_rows(paired: pd.DataFrame, joined: pd.DataFrame) -> pd.DataFrame:
+    """:func:`subtask_rows` per (sub-benchmark, seed label, replicate)."""
+    keys = ["subtask", "seed", "replicate"]
     before, after = (metrics.binary(paired[side].to_numpy(), side, 1) for side in SIDES)
     flags = {"n_11": before & after, "n_10": before & ~after, "n_01": ~before & after, "n_00": ~before & ~after}
     for side in SIDES:
@@ -41,19 +68,17 @@ def subtask_rows(paired: pd.DataFrame, joined: pd.DataFrame) -> pd.DataFrame:
         logged = counts[f"logged_{side}"].to_numpy() > 0
         out[f"unanswered_{side}"] = counts[f"unanswered_{side}"].to_numpy().astype(np.int64)
         out[f"unanswered_{side}"] = out[f"unanswered_{side}"].where(logged)
-    unpaired = joined[joined["_merge"] != "both"].groupby([*keys, "_merge"], observed=True).size()
-    for side, flag in (("before", "left_only"), ("after", "right_only")):
-        found = flag in unpaired.index.get_level_values("_merge")
-        n = unpaired.xs(flag, level="_merge").reindex(out.index).fillna(0).astype(int) if found else 0
-        out[f"n_unpaired_{side}"] = n
     out = out.join(groups[FIRSTS].first()).reset_index()
-    return out[[*SUBTASK_COLUMNS, *(c for c in out.columns if c not in SUBTASK_COLUMNS)]]
+    return out[[*SUBTASK_COLUMNS, "replicate", *(c for c in out.columns if c not in (*SUBTASK_COLUMNS, "replicate"))]]
 
 
 def agreement(paired: pd.DataFrame) -> pd.DataFrame:
-    """The paper's stricter variant over all matched seeds, on the items paired under every one of them."""
-    wide = paired.pivot(index=["subtask", "doc_id"], columns="seed", values=["before", "after"])  # sorted
-    k = paired.groupby(["subtask", "doc_id"])["k"].first().reindex(wide.index).to_numpy(dtype=float)  # first known
+    """The paper's stricter variant over all matched seeds, on the items paired under every one of them: replicate
+    r of one seed is compared with replicate r of the others, so an item counts once per replicate (``n``); the
+    replicates of one seed are not seeds, and a sub-benchmark with one seed has no row."""
+    wide = paired.pivot(index=["subtask", "doc_id", "replicate"], columns="seed", values=["before", "after"])  # sorted
+    k = paired.groupby(["subtask", "doc_id"])["k"].first()  # first known
+    k = k.reindex(wide.index.droplevel("replicate")).to_numpy(dtype=float)
     seeds = wide["before"].columns.to_numpy()
     before, after = wide["before"].to_numpy(dtype=float), wide["after"].to_numpy(dtype=float)
     names, starts = np.unique(wide.index.get_level_values("subtask").to_numpy(), return_index=True)

@@ -144,20 +144,43 @@ def test_an_item_missing_under_one_seed_leaves_the_chance_baseline_of_the_items_
     assert rows["F_true_noise_before"].tolist() == pytest.approx([1 / 6, 1 / 6])
 
 
-def test_the_floor_reads_each_seeds_first_replicate() -> None:
-    # two seeds a side, two replicates each: replicate 0 differs between the seeds (floor 0.25 on 4 items), replicate
-    # 1 is the same under both (floor 0); the floor reads replicate 0
+def test_the_floor_pairs_every_run_of_a_side_the_replicates_of_a_seed_among_them() -> None:
+    # two seeds a side, two replicates (epochs, repeats) each: runs 1100, 1111 under seed 0 and 1010, 1111 under
+    # seed 1. Of the six pairs of runs five differ on two items, one way or both ((F + BT) / 2 = 1/4), and one
+    # (1111, 1111) on none: floor 5/24. Reading only each seed's first replicate it was 1/4.
     rows = []
     for seed, (rep0, rep1) in {"0": ("1100", "1111"), "1": ("1010", "1111")}.items():
         for rep, bits in ((0, rep0), (1, rep1)):
             for i, b in enumerate(bits):
-                label = f"{seed}#r{rep}"
-                rows.append({"doc_id": i, "seed": label, "replicate": rep, "seed_before": seed, "seed_after": seed,
+                rows.append({"doc_id": i, "seed": seed, "replicate": rep, "seed_before": seed, "seed_after": seed,
                              "before": float(b), "after": float(b)})  # fmt: skip
     out, _, texts = noise.noise_floor(_frame(rows), n_boot=10)
-    assert out["F_noise_before"].tolist() == pytest.approx([0.25] * 4)
-    assert out["F_noise"].tolist() == pytest.approx([0.25] * 4)
-    assert texts["noise_seeds"].tolist() == ["seeds: before 2, after 2"]
+    assert out["seed"].tolist() == ["0", "1"]  # one row per seed, not per replicate
+    assert out["F_noise_before"].tolist() == pytest.approx([5 / 24] * 2)
+    assert out["F_noise"].tolist() == pytest.approx([5 / 24] * 2)
+    assert out["F_beyond_noise"].tolist() == pytest.approx([-5 / 24] * 2)  # before = after in every run: F 0
+    assert texts["noise_seeds"].tolist() == ["seeds: before 2 x replicates (4 runs), after 2 x replicates (4 runs)"]
+
+
+def test_the_replicates_of_one_seed_build_a_floor_where_they_differ_and_are_named_where_they_agree() -> None:
+    # one seed a side, two replicates: before 1100 / 1010 differ on two items ((1/4 + 1/4) / 2 = 1/4), after 1111
+    # twice agrees. The before side's replicates are draws of the model: floor 1/4. When the before side's agree
+    # too, neither side's replicates say anything about sampling noise: no floor, and the note says why.
+    def frame(before: tuple[str, str], after: tuple[str, str]) -> pd.DataFrame:
+        rows = [
+            {"doc_id": i, "seed": "0", "replicate": rep, "seed_before": "0", "seed_after": "0",
+             "before": float(b), "after": float(a)}
+            for rep in (0, 1) for i, (b, a) in enumerate(zip(before[rep], after[rep]))
+        ]  # fmt: skip
+        return _frame(rows)
+
+    out, _, texts = noise.noise_floor(frame(("1100", "1010"), ("1111", "1111")), n_boot=10)
+    assert out["F_noise_before"].tolist() == pytest.approx([0.25]) and out["F_noise"].tolist() == pytest.approx([0.25])
+    assert np.isnan(out["F_noise_after"].iloc[0])  # after's replicates agree: it is left out of the floor
+    assert texts["noise_floor_from"].tolist() == ["before"]
+    out, _, texts = noise.noise_floor(frame(("1100", "1100"), ("1111", "1111")), n_boot=10)
+    assert out.empty and texts["noise_note"].tolist() == [noise.REPLICATES_AGREE]
+    assert "run the task under a second seed" in noise.REPLICATES_AGREE
 
 
 def test_the_intervals_are_the_stated_quantiles_of_the_replicates() -> None:

@@ -85,7 +85,8 @@ def test_one_log_likelihood_side_against_a_generative_one_keeps_its_option_lls(t
 
 def test_repeats_on_one_side_only_number_the_replicates(tmp_path):
     """Before: lm-eval repeats 2 (two records per item); after: one generation per item. Replicate 0 pairs;
-    replicate 1 exists only before. Seeds are labelled per replicate whenever either side repeats."""
+    replicate 1 exists only before. The row is seed 0 with one replicate paired; replicate 1's items are counted
+    as unpaired and named in the warning."""
     b, a = dirs(tmp_path)
     lines = [
         sample_line(i, None, record=[pf_record("mmlu_x", int(r0)), pf_record("mmlu_x", int(r1))])
@@ -94,12 +95,13 @@ def test_repeats_on_one_side_only_number_the_replicates(tmp_path):
     write_run(b, {"postforget_mmlu_x": lines}, configs={"postforget_mmlu_x": {"repeats": 2}})
     write_run(a, ours("mmlu_x", "011"))
     result = pair(b, a, analyses=False)
-    assert result.subtasks["seed"].tolist() == ["0#r0"]
+    assert result.subtasks["seed"].tolist() == ["0"] and result.subtasks["replicates"].tolist() == [1]
     row = result.subtasks.iloc[0]
     # replicate 0 before 1,1,0 -> after 0,1,1: one 1->0, one 1->1, one 0->1; 3 items unpaired before (r1)
     assert (row["n_10"], row["n_11"], row["n_01"], row["n_00"]) == (1, 1, 1, 0)
-    assert set(result.samples["seed"].astype(str)) == {"0#r0"}
-    assert any(w.startswith("mmlu_x seed 0#r1: 3 item(s) only on the before side") for w in result.warnings)
+    assert (row["n_unpaired_before"], row["n_unpaired_after"]) == (3, 0)
+    assert set(result.samples["seed"].astype(str)) == {"0"}
+    assert any(w.startswith("mmlu_x seed 0 replicate 1: 3 item(s) only on the before side") for w in result.warnings)
 
 
 def _without_seed(results: Path) -> None:

@@ -382,10 +382,15 @@ def test_repeats_are_replicates(tmp_path):
         lines = [sample_line(i, None, record=[pf_record("mmlu_x", int(r[i])) for r in reps]) for i in range(2)]
         write_run(root, {"postforget_mmlu_x": lines}, configs={"postforget_mmlu_x": {"repeats": 2}})
     result = pair(b, a)
-    rows = result.subtasks.set_index("seed")
-    assert list(rows.index) == ["0#r0", "0#r1"]
-    assert rows.loc["0#r0", "n_10"] == 1 and rows.loc["0#r0", "n_11"] == 1
-    assert rows.loc["0#r1", "n_10"] == 1 and rows.loc["0#r1", "n_00"] == 1
+    # replicate 0: 1->0, 1->1; replicate 1: 1->0, 0->0. One row for seed 0: the counts summed, the rates the mean
+    # of the replicates' (F 1/2 and 1/2; F_true 1/2 - 0/3 and 1/2 - 1/2 * 1 / 3 with k 4), one seed in the counts
+    row = result.subtasks.set_index("seed").loc["0"]
+    assert [row[c] for c in ("replicates", "n", "n_11", "n_10", "n_01", "n_00")] == [2, 4, 1, 2, 0, 1]
+    assert row["F"] == 0.5 and row["acc_before"] == 0.75 and row["acc_after"] == 0.25
+    assert row["F_true"] == pytest.approx((0.5 + 0.5 - 1 / 6) / 2)
+    overall = result.categories.query("average == 'macro' and category == 'OVERALL'").iloc[0]
+    assert overall["n_seeds"] == 1 and result.summary["totals"]["seeds"] == ["0"]
+    assert result.summary["subtasks"]["mmlu_x"]["replicates"] == 2 and result.agreement.empty
 
 
 def test_parallel_reading_matches_sequential(tmp_path, monkeypatch):

@@ -40,12 +40,11 @@ def test_unpaired_counts_are_whole_numbers_and_zero_where_a_row_has_none(tmp_pat
     assert sub.loc[["mmlu_x", "mmlu_y"], "n_10"].tolist() == ["1", "1"]
 
 
-def test_more_than_ten_repeats_keep_each_replicates_counts_under_its_own_label(tmp_path):
-    """lm-eval repeats 11 on both sides: replicates 0..10 are rows 0#r0 .. 0#r10, which sort as text
-    (0#r10 before 0#r2) but come out of the join in number order. Item 0 is right before in every
+def test_eleven_repeats_are_one_seeds_row_with_the_counts_summed_and_the_rates_averaged(tmp_path):
+    """lm-eval repeats 11 on both sides: replicates 0..10 of seed 0, one row. Item 0 is right before in every
     replicate and right after only in replicate 10; item 1 is wrong throughout. So every replicate has one
-    1->0 and one 0->0, except 0#r10: one 1->1 and one 0->0. Counts taken in one order and labelled in the
-    other would move 0#r10's counts onto 0#r2."""
+    1->0 and one 0->0, except replicate 10: one 1->1 and one 0->0. Summed: 1, 10, 0, 11 over 22 item-replicates;
+    accuracy after is 0.5 in replicate 10 and 0 elsewhere, mean 0.5 / 11."""
     b, a = dirs(tmp_path)
     n_rep = 11
     cfg = {"postforget_mmlu_x": {"repeats": n_rep}}
@@ -57,12 +56,9 @@ def test_more_than_ten_repeats_keep_each_replicates_counts_under_its_own_label(t
         ]
         write_run(root, {"postforget_mmlu_x": lines}, configs=cfg)
     subtasks = pair(b, a, analyses=False).subtasks
-    labels = [f"0#r{r}" for r in range(n_rep)]
-    assert sorted(subtasks["seed"]) == sorted(labels)
-    got = {s: (n11, n10, n01, n00) for s, n11, n10, n01, n00 in subtasks[["seed", *_COUNTS]].itertuples(index=False)}
-    assert got == {label: ((1, 0, 0, 1) if label == "0#r10" else (0, 1, 0, 1)) for label in labels}
-    acc_after = dict(zip(subtasks["seed"], subtasks["acc_after"]))
-    assert acc_after == {label: (0.5 if label == "0#r10" else 0.0) for label in labels}
+    assert subtasks["seed"].tolist() == ["0"] and subtasks["replicates"].tolist() == [n_rep]
+    assert subtasks[["n", *_COUNTS]].iloc[0].tolist() == [22, 1, 10, 0, 11]
+    assert subtasks["acc_after"].iloc[0] == pytest.approx(0.5 / 11) and subtasks["F"].iloc[0] == pytest.approx(5 / 11)
 
 
 def _clustered(bits: str, clusters: list[str]) -> dict[str, list[str]]:

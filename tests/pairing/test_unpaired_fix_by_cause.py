@@ -30,7 +30,7 @@ def test_a_side_with_fewer_epochs_is_told_to_run_the_same_number_of_epochs(tmp_p
     one_epoch = {f"samples/aa-{i}_epoch_2.json": lambda _: None for i in range(1, 5)}
     one_epoch["header.json"] = edit_json(lambda d: d["eval"]["config"].update(epochs=1))
     warning = _warning(tmp_path, ALGEBRA_LOG, one_epoch, "mmlu_abstract_algebra")
-    assert warning.startswith("mmlu_abstract_algebra seed 0#r1: 4 item(s) only on the before side")
+    assert warning.startswith("mmlu_abstract_algebra seed 0 replicate 1: 4 item(s) only on the before side")
     assert warning.endswith(
         "(0 paired): replicate 1 exists on the before side only: the sides ran different numbers of epochs "
         "(inspect_ai --epochs) or repeats (lm-eval); run both with the same number"

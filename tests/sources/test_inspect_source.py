@@ -14,6 +14,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -34,8 +35,9 @@ SIDES = {"before": ("before_eval", "before_json"), "after": ("after_eval", "afte
 CAPITALS, ALGEBRA = "synth_capitals", "mmlu_abstract_algebra"
 # (n_11, n_10, n_01, n_00) per (subtask, seed), from PATTERNS:
 # capitals  before C C C I C I(no ANSWER line), after C I N(empty reply) C C C;
-# algebra   epoch 1 before C C I C, after I C C C; epoch 2 before C I I C, after C C I N.
-TRANSITIONS = {(CAPITALS, "0"): (2, 2, 2, 0), (ALGEBRA, "0#r0"): (2, 1, 1, 0), (ALGEBRA, "0#r1"): (1, 1, 1, 1)}
+# algebra   epoch 1 before C C I C, after I C C C; epoch 2 before C I I C, after C C I N: the two epochs are
+# replicates under seed 0 (2 1 1 0 and 1 1 1 1), counted together.
+TRANSITIONS = {(CAPITALS, "0"): (2, 2, 2, 0), (ALGEBRA, "0"): (3, 2, 2, 1)}
 
 
 @pytest.mark.parametrize("folder", [*SIDES["before"], *SIDES["after"]])
@@ -65,11 +67,19 @@ def test_eval_and_json_logs_pair_alike_with_each_epoch_a_replicate(before, after
     result = pair(FIXTURES / before, FIXTURES / after)
     sub = result.subtasks.set_index(["subtask", "seed"])
     got = {key: tuple(int(v) for v in sub.loc[key, ["n_11", "n_10", "n_01", "n_00"]]) for key in TRANSITIONS}
-    assert got == TRANSITIONS and len(sub) == 3
-    assert sub.loc[(CAPITALS, "0"), "k"] == 3 and sub.loc[(ALGEBRA, "0#r0"), "k"] == 4
+    assert got == TRANSITIONS and len(sub) == 2
+    assert sub.loc[(CAPITALS, "0"), "k"] == 3 and sub.loc[(ALGEBRA, "0"), "k"] == 4
+    assert sub["replicates"].to_dict() == {(ALGEBRA, "0"): 2, (CAPITALS, "0"): 1}
+    # the rates are the mean of the epochs' (each 1/4 forgotten, 1/4 gained; accuracy before 3/4 and 2/4)
+    assert sub.loc[(ALGEBRA, "0"), ["F", "BT", "acc_before", "acc_after"]].tolist() == [0.25, 0.25, 0.625, 0.625]
     # an N (empty reply) and a reply without an ANSWER line are incorrect, unanswered, and stay in n
     assert sub.loc[(CAPITALS, "0"), ["n", "unanswered_before", "unanswered_after"]].tolist() == [6, 1, 1]
-    assert sub.loc[(ALGEBRA, "0#r1"), ["n", "unanswered_before", "unanswered_after"]].tolist() == [4, 0, 1]
+    assert sub.loc[(ALGEBRA, "0"), ["n", "unanswered_before", "unanswered_after"]].tolist() == [8, 0, 1]
+    # one seed: the counts say so, and the epochs make no spread across seeds and no all-seeds-agree row
+    overall = result.categories.query("average == 'macro' and category == 'OVERALL'").iloc[0]
+    assert overall["n_seeds"] == 1 and np.isnan(overall["F_true_std"])
+    assert result.summary["totals"]["seeds"] == ["0"] and result.agreement.empty
+    assert result.summary["subtasks"][ALGEBRA]["replicates"] == 2
     s = result.samples
     algebra = s[s["subtask"] == ALGEBRA]
     assert sorted(algebra["replicate"].tolist()) == [0] * 4 + [1] * 4
@@ -157,7 +167,7 @@ def test_inspect_and_lmeval_runs_with_the_same_answers_give_identical_subtasks_c
     for name, root in roots.items():
         write_outputs(pair(*(root / side for side in sides[name])), tmp_path / f"out_{name}", plot=False)
     ins, lm = (pd.read_csv(tmp_path / f"out_{name}" / "subtasks.csv") for name in roots)
-    assert len(ins) == 3 and ins["n"].sum() == 14
+    assert len(ins) == 2 and ins["n"].sum() == 14 and ins["replicates"].tolist() == [2, 1]
     assert (ins["task_before"] != lm["task_before"]).all()  # the harness's task names: necessarily different
     naming = ["task_before", "task_after"]
     pd.testing.assert_frame_equal(ins.drop(columns=naming), lm.drop(columns=naming))  # every other column
