@@ -31,3 +31,18 @@ def test_micro_average_of_a_one_item_sub_benchmark_is_its_rate() -> None:
     row = {"category": "X", "subtask": "s", "seed": "0", **metrics.transition_metrics([1], [0], k=4)}
     out = metrics.aggregate_micro(pd.DataFrame([row])).set_index("category")
     assert out.loc["X", "F_mean"] == 1.0 and out.loc["X", "F_rel_mean"] == 1.0 and out.loc["X", "BT_mean"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("values", "found"),
+    [([1, 0.5, 0, 2, 0.5, 1], "[0.5, 2.0]"), ([0, 7, 6, 5, 4, 3, 2, 1], "[2, 3, 4, 5, 6]")],
+    ids=["scores", "first-five"],
+)
+def test_a_non_binary_array_lists_its_bad_values(values: list[float], found: str) -> None:
+    """The message lists the distinct values that are not 0/1 (sorted, at most five), never the valid ones."""
+    with pytest.raises(ValueError) as err:
+        metrics.binary(values, "after", 1)
+    assert str(err.value) == (
+        f"after must contain only 0/1 (or True/False) per-item correctness; found {found} "
+        "(scores in (0,1) are not transitions: binarise them first)"
+    )

@@ -380,7 +380,8 @@ def run(settings: Settings, out: Path, console: Console, callbacks: Sequence[Tra
     write_task(tasks_dir, TASK, evaluated)
     by_relation = {r.name: sum(k["relation"] == r.name for k in known) for r in world.RELATIONS}
     console.print(
-        f"[bold]postforget demo[/]: {smollm.NAME} knows {len(known)} of {len(asked)} facts asked "
+        f"[bold]postforget demo[/]: {smollm.NAME} knows {len(known)} of the {len(asked)} facts asked about "
+        f"{len(world.countries())} countries that exist today "
         f"({', '.join(f'{k} {v}' for k, v in by_relation.items())}); {len(evaluated)} are evaluated, "
         f"{len(pool)} kept for replay"
     )

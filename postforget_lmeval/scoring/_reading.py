@@ -97,7 +97,9 @@ def letter_list(text: str, options: Options) -> str | None:
     if len({token.isupper() for token in plain}) > 1:
         return None  # "B w": a letter followed by the start of some word
     last = tokens[-1]
-    if last[0] not in "([" and not _continuation_ok(text[match.end() :], last[-1], options):
+    # Three letters or more are a list whatever follows ("A, B, C, D all fit"); after one or two, the words that
+    # follow tell a letter from a pronoun or an article ("A, I think").
+    if len(tokens) < 3 and last[0] not in "([" and not _continuation_ok(text[match.end() :], last[-1], options):
         return None
     return "".join(sorted({ch.upper() for token in tokens for ch in token if ch.isalpha()}))
 

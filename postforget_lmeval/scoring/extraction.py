@@ -19,7 +19,10 @@ looks like, which prose statements and which rules after rule 3 apply to it, is 
    invented exemplar); otherwise (a chat model restating the question) the whole reply counts. A
    numbered heading (``Question 2:``, ``Example 2:``) starts a next exemplar too, and so does, when
    the text before it holds an answer, a blank line followed by a question (a line ending in ``?``)
-   with options and an answer of its own (``The odd one out is (G).`` then an invented question).
+   with options and an answer of its own (``The odd one out is (G).`` then an invented question), and
+   so does a lettered list of options none of which is this item's (``(A) apple (B) carrot``, inline or
+   one a line): the text before the question that introduces it counts when it holds an answer
+   (``_invented.py``).
 1. Explicit markers; the last one in the reply wins: ``Answer: X`` in any case and markdown
    (``**Answer:** X``, ``**Answer: X**``, ``Final answer: X``, ``答案：X``, ``【答案】X``, also
    inside code such as ``print("Answer: X")``), a header line (``### Final Answer``,
@@ -47,16 +50,21 @@ looks like, which prose statements and which rules after rule 3 apply to it, is 
 4. Closing statement (one-letter items): the last line ends by saying what something is: a
    bracketed letter (``Therefore the most likely reaction is (E).``), a capital that is an option
    letter, or exactly one option's text (``... the leader who was not transformational is
-   Margaret Thatcher.``), or the last line names the correct letter (``Therefore, option C is
-   correct.``).
-5. The whole reply is exactly one option's text (one-letter items).
+   Margaret Thatcher.``; not when a hedge or negation just before the verb opens it: ``It might be
+   a fish.``), or the last line names the correct letter (``Therefore, option C is correct.``).
+5. The whole reply is exactly one option's text, or one sentence that ends with exactly one option's
+   text (``The sound was made by a dog.``) unless a hedge, a negation or another option's text comes
+   before it (one-letter items).
 
 What counts as an answer in the text after a marker: a letter that is bracketed, or followed by
 punctuation, the end, a connective (``because``, ``is`` ...) or that option's own text. A lone
 lowercase letter followed by a word is an article (``a good approach``), not an answer. A hedge
 such as ``B or C``, ``(A) or (D)``, ``7 or 8`` or, for one-letter items, ``B and C`` or ``A、C``
-is not an answer, and it ends the search: the reply's last statement declined to choose, so an
-earlier tentative answer is not taken instead. So is ``B) a dog or C) a bird`` (each letter with its
+is not an answer, and it ends the search for earlier answers: the statement declined to choose, so an
+earlier tentative answer is not taken instead. A commitment after the hedge's sentence, read by these
+rules from the text that follows it, counts (``(A), (B), (C) and (D) are all plausible. The answer is
+(B).``); without one the reply is ``no_answer``. Three letters or more in a row are a list whatever
+follows them (``A, B, C, D all fit``). So is ``B) a dog or C) a bird`` (each letter with its
 option's text), and so is a statement whose sentence goes on to reject the answer it names (``the
 closest option is (J), but this is not the correct answer``): ``no_answer``. A sentence after a
 marker that ends with exactly one option's text (``the answer is the one with a fish.``) names that
@@ -85,7 +93,8 @@ Documented choices:
   occurrences are merged by position before any pattern is tried (so the work is proportional to
   what follows the answer) and only the last 64 occurrences of each keyword are tried; each
   payload is one line of at most 200 characters, the closing rule reads at most the last 300
-  characters, and the thinking is only searched for its tags and its last line; nothing
+  characters, the thinking is only searched for its tags and its last line, the text after a hedge
+  is read again, and only the first 16 lettered lists are looked at for an invented question; nothing
   backtracks catastrophically. Replies without ``<`` skip the tag scans.
 """
 
@@ -96,6 +105,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from postforget_lmeval.scoring._invented import invented_question
 from postforget_lmeval.scoring._markers import (
     BOXED,
     BRACKETED_ONLY,
@@ -114,7 +124,7 @@ from postforget_lmeval.scoring.formats import AnswerFormat, get_format
 Status = Literal["answered", "invalid", "no_answer", "unfinished"]
 
 EXTRACTOR_NAME = "postforget-strict"
-EXTRACTOR_VERSION = 3
+EXTRACTOR_VERSION = 4
 """Logged in every postforget record; bumped whenever a rule change can change an extracted answer."""
 
 
@@ -158,6 +168,7 @@ _LINE_LEAD = re.compile(r"[ \t>#*_\-]*(?:(?:the|my|final|correct|so|thus|therefo
 _BRACED = re.compile(r"((?:[^{}\n]|\{[^{}\n]*\})*)\}")
 # Where a sentence ends (and, for an option's text ending a statement, a clause): what follows is not read.
 _STOP = re.compile(r"[.!?](?=\s|$)|\n")
+_SPACE = re.compile(r"\s*")
 _SENTENCE_END = re.compile(r"[.!?;](?=\s|$)|\n")
 # The statement's own answer rejected later in its sentence: "..., but this is not the correct answer".
 _REJECTION = re.compile(
@@ -206,6 +217,20 @@ def _parse(payload: str, item: _Item) -> Extraction | None:
     if answer == HEDGE:
         return _NO_ANSWER
     return item.verdict(answer) if answer else None
+
+
+_Stated = tuple[Extraction, int]
+"""What a statement of rules 1 and 2 gave, and where its answer starts."""
+
+
+def _first(stated: _Stated | None) -> Extraction | None:
+    return stated[0] if stated else None
+
+
+def _sentence_end(text: str, start: int) -> int:
+    """Where the sentence that begins at ``start`` (after any blank space) ends."""
+    stop = _STOP.search(text, _SPACE.match(text, start).end())
+    return stop.end() if stop else len(text)
 
 
 def _line_end(text: str, start: int) -> int:
@@ -283,8 +308,8 @@ def _backwards(low: str, patterns: tuple[Marker, ...]) -> Iterator[re.Match[str]
             heads.append((following, index))
 
 
-def _explicit(text: str, low: str, item: _Item, line_start_only: bool = False) -> Extraction | None:
-    """Rule 1: the last explicit marker that holds an answer."""
+def _explicit(text: str, low: str, item: _Item, line_start_only: bool = False) -> _Stated | None:
+    """Rule 1: the last explicit marker that holds an answer, and where its answer starts."""
     for match in _backwards(low, MARKS):
         start, end = match.span()
         if match.re is BOXED:
@@ -302,9 +327,9 @@ def _explicit(text: str, low: str, item: _Item, line_start_only: bool = False) -
                     continue  # "answer" in running text, not a header
             payload = _payload(text, end, at_line_start)
         # "Answer: the correct option is B" states its answer in prose.
-        found = _parse(payload, item) or _prose(payload, _lower(payload), item)
+        found = _parse(payload, item) or _first(_prose(payload, _lower(payload), item))
         if found:
-            return _NO_ANSWER if _withdrawn(text, end) else found
+            return (_NO_ANSWER if _withdrawn(text, end) else found), end
     return None
 
 
@@ -323,8 +348,9 @@ def _verdict(text: str, start: int, item: _Item) -> Extraction | None:
     return item.verdict((subject.group(1) or subject.group(2)).strip("()[] \t"))
 
 
-def _prose(text: str, low: str, item: _Item) -> Extraction | None:
-    """Rule 2: the last prose statement of the answer, among the statements the format reads."""
+def _prose(text: str, low: str, item: _Item) -> _Stated | None:
+    """Rule 2: the last prose statement of the answer, among the statements the format reads, and where its
+    answer starts."""
     for match in _backwards(low, item.format.parser.prose):
         if match.re is VERDICT:
             found = _verdict(text, match.start(), item)
@@ -337,7 +363,7 @@ def _prose(text: str, low: str, item: _Item) -> Extraction | None:
             # answer on the next line ("The correct answer is:").
             found = _parse(_payload(text, match.end(), match.re in STATEMENT_PATTERNS), item)
         if found:
-            return _NO_ANSWER if _withdrawn(text, match.end()) else found
+            return (_NO_ANSWER if _withdrawn(text, match.end()) else found), match.end()
     return None
 
 
@@ -392,8 +418,11 @@ def _from_text(text: str, item: _Item) -> Extraction | None:
         if final:
             return item.verdict(final.group(1).upper())
     low = _lower(text)
-    found = _explicit(text, low, item) or _prose(text, low, item)
-    if found:
+    stated = _explicit(text, low, item) or _prose(text, low, item)
+    if stated:
+        found, at = stated
+        if found is _NO_ANSWER and (later := _from_text(text[_sentence_end(text, at) :], item)):
+            return later if later.answer else found
         return found
     last_line, first_line = _edge_line(text, last=True), _edge_line(text, last=False)
     found = _bare(last_line, item, first=False) or (
@@ -416,8 +445,9 @@ def _from_reply(reply: str, item: _Item) -> Extraction | None:
         if found or _EXEMPLAR_REASONING.search(reply, question.start() + 2):
             return found
     block = _INVENTED_BLOCK.search(reply)
-    if block and reply[: block.start()].strip():
-        found = _from_text(reply[: block.start()], item)
+    cuts = [block.start()] if block and reply[: block.start()].strip() else []
+    for cut in [*cuts, *invented_question(reply, item.options)]:
+        found = _from_text(reply[:cut], item)
         if found:
             return found
     return _from_text(reply, item)
@@ -429,7 +459,7 @@ def _final_line(thinking: str, item: _Item) -> Extraction | None:
     A thought cut off mid-sentence ("... so the answer is B? Wait") is not taken for an answer.
     """
     line = _edge_line(thinking[-4 * MAX_PAYLOAD :], last=True)
-    return _explicit(line, _lower(line), item, line_start_only=True)
+    return _first(_explicit(line, _lower(line), item, line_start_only=True))
 
 
 def extract_answer(response: str, options: Sequence[str], answer_format: str = "letter") -> Extraction:

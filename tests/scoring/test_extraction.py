@@ -246,7 +246,9 @@ def test_final_answer_line_shortcut_agrees_with_rule_1(prefix: str, line: str, l
     """The prompted last line is read without a search; the search (rule 1) must read it the same way."""
     text = f"{prefix}\n{line.format(letter)}"
     item = extraction._item(CITIES, answer_format)
-    assert extraction._from_text(text, item) == extraction._explicit(text, extraction._lower(text), item)
+    assert extraction._from_text(text, item) == extraction._first(
+        extraction._explicit(text, extraction._lower(text), item)
+    )
 
 
 @PROPERTY_SETTINGS

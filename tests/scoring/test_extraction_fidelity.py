@@ -10,11 +10,12 @@ import json
 
 import pytest
 
-from postforget_lmeval.scoring import extract_answer
+from postforget_lmeval.scoring import Extraction, extract_answer
 from tests.helpers import paths
 
 ANIMALS = ["a cat", "a dog", "a bird", "a fish"]
 COLOURS = ["red", "blue", "green", "pink", "black", "white", "grey", "teal"]
+METALS = ["copper", "iron", "gold", "silver", "zinc", "lead", "tin", "nickel", "cobalt", "mercury"]
 TEN = [f"{n} m/s" for n in (1, 2, 3, 5, 8, 13, 21, 34, 55, 89)]
 
 
@@ -34,6 +35,113 @@ def read(reply: str, options: list[str]) -> str | None:
 )
 def test_a_commitment_after_a_sentence_listing_several_letters(reply, options, answer):
     assert read(reply, options) == answer
+
+
+@pytest.mark.parametrize(
+    ("reply", "answer"),
+    [
+        ("Answer: (A), (B), (C) and (D) are all plausible at first.\nThe answer is (C).", "C"),
+        ("**Answer:** (A), (B), (C), and (D) are all animals, yet only one lives in water. So the answer is (D).", "D"),
+        ("Correct option: (A), (B), (C) and (D) all seem possible.\n\nTherefore, the answer is (B).", "B"),
+        ("Final answer: A, B, C or D could each be kept as a pet. On reflection the best answer is (A).", "A"),
+        ("answer: A, B, C, D all fit the first clue. The answer is (B).", "B"),
+        ("Answer: A, B, C and D are all possible.\nB", "B"),
+    ],
+)
+def test_every_option_named_in_a_statement_then_a_commitment(reply, answer):
+    """A statement that names every option declines to choose; it ends the search for earlier answers, not for
+    the commitment that follows it."""
+    assert read(reply, ANIMALS) == answer
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Answer: (A), (B), (C) and (D) are all plausible. I cannot tell which one is meant.",
+        "The answer is A, B or C. More context would be needed.",
+        "So the answer is (A), (B), (C) or (D)? Hard to say.",
+    ],
+)
+def test_a_statement_naming_every_option_with_nothing_after_it_is_no_answer(reply):
+    assert extract_answer(reply, ANIMALS) == Extraction(None, "no_answer")
+
+
+@pytest.mark.parametrize(
+    ("reply", "options", "answer"),
+    [
+        ("The sound in the night was made by a dog.", ANIMALS, "B"),
+        ("He took home a bird", ANIMALS, "C"),
+        ("Only one of them lives in water, namely a fish.", ANIMALS, "D"),
+        ("Bronze is an alloy made mostly of copper.", METALS, "A"),
+        ("Rust forms on iron!", METALS, "B"),
+        ("The chemical symbol Au stands for gold.", METALS, "C"),
+        ("  Pennies in the United States were once minted from copper.\n", METALS, "A"),
+        ("Most stop signs are painted red", COLOURS, "A"),
+    ],
+)
+def test_a_one_sentence_reply_ending_with_one_options_text(reply, options, answer):
+    assert read(reply, options) == answer
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Would you pick a dog?",  # a question
+        "I am not sure whether it is a dog.",  # open
+        "It might be a fish.",  # hedged
+        "A cat chases a bird.",  # another option named first
+        "Cats chase mice. Dogs chase a cat.",  # two sentences, and no "is" before the option
+        "The animal could be a cat; it could also be a dog.",
+    ],
+)
+def test_a_one_sentence_reply_that_is_no_commitment_is_no_answer(reply):
+    assert extract_answer(reply, ANIMALS) == Extraction(None, "no_answer")
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "The odd one out is (G).\n\nWhich of these is a fruit?\n(A) apple (B) carrot (C) potato\nThe odd one is (B).",
+        "The odd one out is (G).\nWhich of these is a fruit?\n(A) apple\n(B) carrot\n(C) potato\nThe answer is (A).",
+        "The odd one out is (G).\n\nFind the odd one out.\nA) apple\nB) carrot\nC) banana\nThe odd one out is (B).",
+        "The odd one out is (G).\n\nWhich word does not belong: (A) oak (B) pine (C) rose (D) elm\nIt is (C).",
+        "So the colour that does not fit is (G).\n\nWhich of the following is a mammal?\nA. shark\nB. whale\n"
+        "C. trout\nSo the answer is (B).",
+        "The odd one out is (G).\n\n2. Which is not a planet?\n(A) Mars (B) Venus (C) Moon\nThe odd one out is (C)."
+        "\n\n3. Which is not a prime?\n(A) 2 (B) 3 (C) 4\nThe odd one out is (C).",
+        "The odd one out is (G).\nWhich animal cannot fly?\nOptions:\nA) eagle\nB) penguin\nC) sparrow\nAnswer: B",
+        "(G)\n\nWhich one is a vegetable?\n(A) apple\n(B) carrot\n(C) pear\n(B)",
+    ],
+)
+def test_a_commitment_before_invented_questions_that_list_other_options(reply):
+    assert read(reply, COLOURS) == "G"
+
+
+@pytest.mark.parametrize(
+    ("reply", "answer"),
+    [
+        # the clues listed before any answer: no answer before them to keep, so the reply is read whole
+        ("Consider the clues:\n(A) it barks\n(B) it fetches sticks\nSo the answer is a dog.", "B"),
+        # the item's own options gone over again, each named by its text
+        ("At first the answer seems to be (A).\n(A) A cat purrs: no\n(B) A dog barks: yes\nSo the answer is (B).", "B"),
+    ],
+)
+def test_a_list_that_is_no_invented_question_leaves_the_reply_whole(reply, answer):
+    assert read(reply, ANIMALS) == answer
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("So the animal we want is D.", Extraction("D", "answered")),
+        # one letter past the four options: a capital that is no option's letter is no answer...
+        ("So the animal we want is E.", Extraction(None, "no_answer")),
+        # ... while a bracketed letter is an answer outside the options
+        ("So the animal we want is (E).", Extraction("E", "invalid")),
+    ],
+)
+def test_a_closing_letter_just_past_the_options(reply, expected):
+    assert extract_answer(reply, ANIMALS) == expected
 
 
 @pytest.mark.parametrize(

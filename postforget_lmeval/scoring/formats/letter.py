@@ -1,7 +1,7 @@
 """``letter``: one option letter (``Answer: B``), the format of most multiple-choice items.
 
 Besides the rules every format shares, a one-letter answer is also read from a closing statement
-(rule 4) and from a reply that is exactly one option's text (rule 5).
+(rule 4) and from a reply that is exactly one option's text or one sentence ending with it (rule 5).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import re
 from functools import partial
 
 from postforget_lmeval.scoring._markers import INTROS, STATEMENTS, VERDICTS
-from postforget_lmeval.scoring._options import LETTERS, Options
+from postforget_lmeval.scoring._options import LETTERS, Options, opens
 from postforget_lmeval.scoring._reading import bare_letters, letters_valid, one_letter
 from postforget_lmeval.scoring.formats._format import AnswerFormat, LightEvalRule, Parser, as_written, one_of
 
@@ -28,6 +28,9 @@ _CLOSING_VERDICT = re.compile(
 )
 # ... or the text of one option: "the leader who could not be termed transformational is Margaret Thatcher."
 _CLOSING_VERB = re.compile(r"(?<![A-Za-z])(?:is|be|are|was)[ \t]+")
+# Where a reply goes on past its first sentence (or asks): a one-sentence reply has none before its end.
+_SENTENCE_BREAK = re.compile(r"[.!;](?=\s|$)|[\n?]")
+_HEDGE_WORDS = 2  # words before the verb that can hedge it ("might be", "whether it is")
 _MAX_CLOSING = 300  # characters of the last line that the closing rule reads
 _MAX_VERDICT = 80  # characters of it that a closing letter or verdict can take
 
@@ -50,15 +53,20 @@ def closing_statement(text: str, last_line: str, options: Options) -> str | None
             break
         letter = options.letter_of(tail)
         if letter:
-            return letter
+            # "It might be a fish.", "not sure whether it is a dog": the words just before the verb hedge it
+            return None if opens(" ".join(sentence[: verb.start()].split()[-_HEDGE_WORDS:])) else letter
     return None
 
 
 def whole_option(text: str, last_line: str, options: Options) -> str | None:
-    """Rule 5: the whole reply is the text of exactly one option."""
-    if len(text) > 2 * options.longest + 20:
+    """Rule 5: the whole reply is the text of exactly one option, or one sentence that ends with it ("The sound
+    was made by a dog."), unless it negates or hedges or names another option first (``Options.letter_ending``)."""
+    if len(text) <= 2 * options.longest + 20 and (letter := options.letter_of(text)):
+        return letter
+    sentence = text.strip().rstrip(".!")
+    if len(sentence) > _MAX_CLOSING or _SENTENCE_BREAK.search(sentence):
         return None
-    return options.letter_of(text)
+    return options.letter_ending(sentence)
 
 
 LETTER_FORMAT = AnswerFormat(

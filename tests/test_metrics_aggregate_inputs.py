@@ -1,6 +1,6 @@
-"""Behaviours of postforget_lmeval.metrics that surviving mutants showed were unpinned: the whole text of the
-messages a user acts on (which rows are duplicates, which values are not 0/1), and macro figures that do not
-depend on the order of the input rows."""
+"""How ``metrics.aggregate`` takes its table of sub-benchmark rows: a bad table is named in full (which rows are
+duplicates), and neither the order of the rows nor the names of the categories change a figure. (Surviving
+mutants showed these were unpinned.)"""
 
 from __future__ import annotations
 
@@ -57,21 +57,6 @@ def test_a_bad_subtask_table_is_named_in_full(rows: list[dict], message: str, av
     with pytest.raises(ValueError) as err:
         average(table)
     assert str(err.value) == message
-
-
-@pytest.mark.parametrize(
-    ("values", "found"),
-    [([1, 0.5, 0, 2, 0.5, 1], "[0.5, 2.0]"), ([0, 7, 6, 5, 4, 3, 2, 1], "[2, 3, 4, 5, 6]")],
-    ids=["scores", "first-five"],
-)
-def test_a_non_binary_array_lists_its_bad_values(values: list[float], found: str) -> None:
-    """The message lists the distinct values that are not 0/1 (sorted, at most five), never the valid ones."""
-    with pytest.raises(ValueError) as err:
-        metrics.binary(values, "after", 1)
-    assert str(err.value) == (
-        f"after must contain only 0/1 (or True/False) per-item correctness; found {found} "
-        "(scores in (0,1) are not transitions: binarise them first)"
-    )
 
 
 def test_macro_figures_do_not_depend_on_row_order() -> None:
