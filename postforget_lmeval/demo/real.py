@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -439,6 +440,10 @@ def run(settings: Settings, out: Path, console: Console, callbacks: Sequence[Tra
         f"{100 * replayed['F_true']:.1f}%; the control (the same steps on facts it knew) "
         f"{100 * control['F_true']:.1f}%."
     )
+    compared = pd.read_csv(out / "pairs" / "comparisons.csv")  # pairs with one before, compared item by item
+    plain_vs_replay = compared[(compared["pair_a"] == real["label"]) & (compared["pair_b"] == replayed["label"])]
+    for line in multipair.comparison_lines(plain_vs_replay):
+        console.print(f"Plain against replay, item by item: {line}")
     for s in pairs.values():
         console.print(f"  {s['label']:<20} {s['output']}/report.html")
     console.print(f"  all three pairs side by side: {out / 'pairs' / 'pairs.html'}")
@@ -466,6 +471,7 @@ def run(settings: Settings, out: Path, console: Console, callbacks: Sequence[Tra
         "pairs": pairs,
         "curve": curve,
         "forgotten_examples": lost,
+        "plain_vs_replay": plain_vs_replay.to_dict("records"),
     }
 
 
