@@ -7,7 +7,8 @@ reading phase alone, the whole ``postforget-pair --no-plot`` and the same with `
 A small case repeated with 4x longer responses (the same samples, 4x the bytes) shows whether memory
 grows with response length. It prints the figures and whether each floor is met:
 
-* the whole ``postforget-pair`` at >= 10% of ``wc -l``'s throughput (its time <= 10x wc -l's);
+* the whole ``postforget-pair`` at >= 4% of ``wc -l``'s throughput (its time <= 25x wc -l's), and with
+  ``--no-analyses`` at >= 6% (<= 16.7x): regression guards, not targets (the analyses are worth their seconds);
 * peak memory (the main process and the largest worker) under 1 GB, and flat in response length
   (4x longer responses: at most 25% more);
 * ``--rescore strict`` at >= 100 MB/s.
@@ -183,7 +184,8 @@ def generate(root: Path, n_tasks: int, response_scale: int = 1, seed: int = 0) -
 
 
 MEMORY_GB = 0.25  # the size of the memory check, written once with 1x and once with 4x longer responses
-MAX_WC_TIMES = 10.0
+MIN_SHARE_OF_WC = 0.04  # the whole postforget-pair: at least this share of wc -l's throughput
+MIN_SHARE_OF_WC_BARE = 0.06  # postforget-pair --no-analyses
 MAX_RSS_MB = 1000.0
 MAX_GROWTH = 1.25  # peak memory with 4x longer responses, at most this times the 1x case's
 MIN_RESCORE_MB_S = 100.0
@@ -276,7 +278,11 @@ def bench(sizes: list[float], jobs: int, repeat: int, keep: bool) -> bool:
                 f"({r['bare'] / r['wc']:.1f}x wc -l's time)"
             )
             ok &= _report([
-                (f"postforget-pair <= {MAX_WC_TIMES:g}x wc -l's time", times <= MAX_WC_TIMES),
+                (f"postforget-pair >= {MIN_SHARE_OF_WC:.0%} of wc -l's throughput", 1 / times >= MIN_SHARE_OF_WC),
+                (
+                    f"postforget-pair --no-analyses >= {MIN_SHARE_OF_WC_BARE:.0%} of wc -l's throughput",
+                    r["wc"] / r["bare"] >= MIN_SHARE_OF_WC_BARE,
+                ),
                 (f"--rescore strict >= {MIN_RESCORE_MB_S:g} MB/s", r["mb"] / r["rescore"] >= MIN_RESCORE_MB_S),
                 (f"peak memory < {MAX_RSS_MB:g} MB", max(r["rss_mb"], r["rescore_rss_mb"]) < MAX_RSS_MB),
             ])  # fmt: skip
