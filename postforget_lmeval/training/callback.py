@@ -119,7 +119,9 @@ class ForgettingCallback(TrainerCallback):
         self._log(control, self.probes.metrics())
 
     def _log(self, control: Any, logs: dict[str, float]) -> None:
-        logs["forgetting/probe_seconds"] = self.probes.done[-1].seconds
+        last = self.probes.done[-1]
+        logs["forgetting/probe_seconds"] = last.seconds
+        logs["forgetting/probe_scoring_seconds"] = last.scoring
         print(self.probes.cost(time.perf_counter() - self.started), flush=True)
         should_log = control.should_log
         self.trainer.log(logs)
