@@ -18,7 +18,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from postforget_lmeval.errors import PairingError
-from postforget_lmeval.training.probes import Probes
+from postforget_lmeval.training.probes import Probes, distributed, on_main
 
 
 class ForgettingCallback(TrainerCallback):
@@ -68,28 +68,17 @@ class ForgettingCallback(TrainerCallback):
     def _run(
         self, state: Any, control: Any, step: int, model: Any, *, first: bool = False, tokenizer: Any = None
     ) -> None:
-        """Probe on the main process (``first``: at train begin, with ``tokenizer``); the other ranks wait at a
-        collective and fail too if the probe fails, rather than waiting into the process group's timeout."""
-        failure: BaseException | None = None
-        if self._main(state):
-            try:
-                if first:
-                    self._begin(state, control, model, tokenizer)
-                elif not self.probes.done or self.probes.done[-1].step != step:
-                    self._probe(control, model, step)
-            except Exception as e:
-                if not _distributed():
-                    raise
-                failure = e
-        if _distributed():
-            import torch.distributed as dist
+        """Probe on the main process (``first``: at train begin, with ``tokenizer``); every rank joins the gathering
+        of a sharded model's weights, then waits at a collective and fails too if the probe fails."""
+        full = self.probes.full(model)
 
-            shared = [None if failure is None else f"{type(failure).__name__}: {failure}"]
-            dist.broadcast_object_list(shared, src=0)
-            if failure is not None:
-                raise failure
-            if shared[0] is not None:
-                raise RuntimeError(f"the forgetting probe at step {step} failed on the main process: {shared[0]}")
+        def work() -> None:
+            if first:
+                self._begin(state, control, full, tokenizer)
+            elif not self.probes.done or self.probes.done[-1].step != step:
+                self._probe(control, full, step)
+
+        on_main(work, f"the forgetting probe at step {step}")
 
     def _begin(self, state: Any, control: Any, model: Any, tokenizer: Any) -> None:
         """The first probe (the baseline) of a new run; for a run resumed from a checkpoint, the earlier probes in
@@ -163,7 +152,7 @@ class ForgettingCallback(TrainerCallback):
                 f"{time.perf_counter() - self.started - elapsed:.1f} s to {self.probes.out}",
                 flush=True,
             )
-        if _distributed():
+        if distributed():
             import torch.distributed as dist
 
             dist.barrier()
@@ -185,9 +174,3 @@ def _calling_trainer() -> Any:
         "ForgettingCallback runs inside a transformers Trainer (or a trainer built on it, such as TRL's); for "
         "another training loop use postforget_lmeval.training.Probes"
     )
-
-
-def _distributed() -> bool:
-    import torch.distributed as dist
-
-    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1

@@ -17,10 +17,10 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from postforget_lmeval import task_dir
 from postforget_lmeval.api import pair
@@ -29,6 +29,8 @@ from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.pairing.results import PairResult
 from postforget_lmeval.report import curve as curve_report
 from postforget_lmeval.report.files import atomic_write
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -118,6 +120,7 @@ class Probes:
     tasks_loaded: Any = field(default=None, init=False)
     clock: Clock = field(default_factory=Clock, init=False)
     environment: dict[str, Any] = field(default_factory=dict, init=False)
+    copy: Any = field(default=None, init=False)
     gen_kwargs: dict[str, Any] = field(default_factory=dict, init=False)
     budget_note: str = field(default="", init=False)
     baseline: PairResult | None = field(default=None, init=False)
@@ -205,6 +208,24 @@ class Probes:
         probes = [p.record() for p in self.done]
         text = json.dumps({"settings": self._settings(), "probes": probes}, indent=1)
         atomic_write(self.out / MANIFEST, lambda path: path.write_text(text, encoding="utf-8"))
+
+    def full(self, model: Any) -> Any:
+        """The model a probe evaluates on this process. An FSDP-sharded model (torch's ``fully_shard``, or the
+        older ``FullyShardedDataParallel``) holds a share of its weights on each rank: every rank must call this
+        (the weights are gathered, a collective), and the main process gets a plain copy of the model on the CPU
+        holding the full weights (made from ``model.config`` at the first probe, refilled at each), the other ranks
+        None. Any other model is returned as it is."""
+        if not _sharded(model):
+            return model
+        from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+
+        weights = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+        if not _is_main():
+            return None
+        if self.copy is None:
+            self.copy = _plain_copy(model, weights)
+        self.copy.load_state_dict(weights)
+        return self.copy
 
     def wrap(self, model: Any, tokenizer: Any) -> None:
         """lm-eval's HF backend around the live model (no copy on disk; the weights it reads are the ones being
@@ -366,6 +387,66 @@ class Probes:
         dirs = [p.directory for p in self.done]
         _, written = curve_report.write_curve(dirs, self.out, [p.step for p in self.done], plot=plot)
         return written
+
+
+def on_main(work: Callable[[], T], what: str) -> T | None:
+    """``work()`` on the main process of a distributed run (on the only one otherwise); the other ranks wait at a
+    collective and raise too if it fails (``what`` failed on the main process), rather than waiting into the
+    process group's timeout. Returns what ``work`` returned on the main process, None on the others."""
+    if not distributed():
+        return work()
+    import torch.distributed as dist
+
+    failure: BaseException | None = None
+    result = None
+    if _is_main():
+        try:
+            result = work()
+        except Exception as e:
+            failure = e
+    shared = [None if failure is None else f"{type(failure).__name__}: {failure}"]
+    dist.broadcast_object_list(shared, src=0)
+    if failure is not None:
+        raise failure
+    if shared[0] is not None:
+        raise RuntimeError(f"{what} failed on the main process: {shared[0]}")
+    return result
+
+
+def distributed() -> bool:
+    import torch.distributed as dist
+
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+
+
+def _is_main() -> bool:
+    import torch.distributed as dist
+
+    return not distributed() or dist.get_rank() == 0
+
+
+def _sharded(model: Any) -> bool:
+    """Whether ``model`` is sharded by FSDP (each rank holding a share of its weights)."""
+    from torch.distributed.fsdp import FSDPModule, FullyShardedDataParallel
+
+    return isinstance(model, FSDPModule | FullyShardedDataParallel)
+
+
+def _plain_copy(model: Any, weights: dict[str, Any]) -> Any:
+    """An unsharded model of the same architecture as the sharded ``model``, on the CPU, in the dtype of its
+    ``weights``; the probes evaluate it with the weights gathered from the ranks."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    config = getattr(model, "config", None)
+    if config is None:
+        raise PairingError(
+            f"the FSDP-sharded {type(model).__name__} has no config to build a plain copy from: the probes of a "
+            "sharded model need a transformers causal LM"
+        )
+    dtype = next((w.dtype for w in weights.values() if w.is_floating_point()), torch.float32)
+    copy = AutoModelForCausalLM.from_config(config, dtype=dtype)
+    return copy.eval()
 
 
 def probe_budget(given: str | dict[str, Any] | None, context: int) -> tuple[dict[str, Any], str]:
