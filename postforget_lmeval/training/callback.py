@@ -18,7 +18,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from postforget_lmeval.errors import PairingError
-from postforget_lmeval.training.probes import Probes, distributed, on_main
+from postforget_lmeval.training.probes import Probes, distributed, on_main, sharded
 
 
 class ForgettingCallback(TrainerCallback):
@@ -118,12 +118,9 @@ class ForgettingCallback(TrainerCallback):
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.trainer = _calling_trainer()
-        if getattr(self.trainer, "is_fsdp_enabled", False) or getattr(self.trainer, "is_deepspeed_enabled", False):
-            raise NotImplementedError(
-                "ForgettingCallback does not support FSDP or DeepSpeed yet (the probes need the whole model on one "
-                "process): train with a single process or DDP, or evaluate saved checkpoints with lm_eval and "
-                "`postforget-pair curve`"
-            )
+        refused = _refused(self.trainer, kwargs["model"])
+        if refused:
+            raise NotImplementedError(refused)
         self.started = time.perf_counter()
         tokenizer = self.tokenizer or kwargs.get("processing_class") or kwargs.get("tokenizer")
         self._run(state, control, state.global_step, kwargs["model"], first=True, tokenizer=tokenizer)
@@ -156,6 +153,25 @@ class ForgettingCallback(TrainerCallback):
             import torch.distributed as dist
 
             dist.barrier()
+
+
+def _refused(trainer: Any, model: Any) -> str:
+    """Why the callback cannot probe this Trainer's model ("" when it can): DeepSpeed, and FSDP where the model the
+    Trainer hands to callbacks is not the sharded one (FSDP1 wraps it in another module; FSDP2 shards it in
+    place, and its weights are gathered at each probe)."""
+    if getattr(trainer, "is_deepspeed_enabled", False):
+        return (
+            "ForgettingCallback does not support DeepSpeed yet (the probes need the whole model on one process): "
+            "train with a single process, DDP or FSDP2, or evaluate saved checkpoints with lm_eval and "
+            "`postforget-pair curve`"
+        )
+    if getattr(trainer, "is_fsdp_enabled", False) and not sharded(model):
+        return (
+            "ForgettingCallback probes FSDP2-sharded models (the weights are gathered at each probe), but the model "
+            "this Trainer hands to its callbacks is not the sharded one (FSDP1 wraps it): set "
+            "fsdp_config={'fsdp_version': 2}, or evaluate saved checkpoints with lm_eval and `postforget-pair curve`"
+        )
+    return ""
 
 
 def _calling_trainer() -> Any:

@@ -215,7 +215,7 @@ class Probes:
         (the weights are gathered, a collective), and the main process gets a plain copy of the model on the CPU
         holding the full weights (made from ``model.config`` at the first probe, refilled at each), the other ranks
         None. Any other model is returned as it is."""
-        if not _sharded(model):
+        if not sharded(model):
             return model
         from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
 
@@ -425,7 +425,7 @@ def _is_main() -> bool:
     return not distributed() or dist.get_rank() == 0
 
 
-def _sharded(model: Any) -> bool:
+def sharded(model: Any) -> bool:
     """Whether ``model`` is sharded by FSDP (each rank holding a share of its weights)."""
     from torch.distributed.fsdp import FSDPModule, FullyShardedDataParallel
 
