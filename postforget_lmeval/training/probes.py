@@ -101,7 +101,8 @@ class Probes:
     ``lm_eval --metadata`` does (through the TaskManager, e.g. a dataset hook's size). ``evaluate_kwargs`` go to
     ``lm_eval.simple_evaluate`` as they are (``gen_kwargs``, ``num_fewshot``, ``apply_chat_template``, ...),
     ``hflm_kwargs`` to lm-eval's ``HFLM`` (``max_length``, ...). Generative tasks reply within
-    ``gen_kwargs``' ``max_gen_toks`` if given, else within :func:`probe_budget`'s.
+    ``gen_kwargs``' ``max_gen_toks`` if given, else within :func:`probe_budget`'s. ``copy_device``: where the
+    main process keeps the plain copy of an FSDP-sharded model that it probes (see :meth:`full`).
     """
 
     tasks: Sequence[str]
@@ -114,6 +115,7 @@ class Probes:
     batch_size: int | str = 8
     evaluate_kwargs: dict[str, Any] = field(default_factory=dict)
     hflm_kwargs: dict[str, Any] = field(default_factory=dict)
+    copy_device: str = "cpu"
     done: list[Probe] = field(default_factory=list, init=False)
     lm: Any = field(default=None, init=False)
     task_manager: Any = field(default=None, init=False)
@@ -212,9 +214,9 @@ class Probes:
     def full(self, model: Any) -> Any:
         """The model a probe evaluates on this process. An FSDP-sharded model (torch's ``fully_shard``, or the
         older ``FullyShardedDataParallel``) holds a share of its weights on each rank: every rank must call this
-        (the weights are gathered, a collective), and the main process gets a plain copy of the model on the CPU
-        holding the full weights (made from ``model.config`` at the first probe, refilled at each), the other ranks
-        None. Any other model is returned as it is."""
+        (the weights are gathered, a collective), and the main process gets a plain copy of the model on
+        ``copy_device`` holding the full weights (made from ``model.config`` at the first probe, refilled at each),
+        the other ranks None. Any other model is returned as it is."""
         if not sharded(model):
             return model
         from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
@@ -223,7 +225,7 @@ class Probes:
         if not _is_main():
             return None
         if self.copy is None:
-            self.copy = _plain_copy(model, weights)
+            self.copy = _plain_copy(model, weights).to(self.copy_device)
         self.copy.load_state_dict(weights)
         return self.copy
 
