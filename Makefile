@@ -67,9 +67,11 @@ demo:
 	  echo "install: $$(( $$(date +%s) - start ))s (model conversion included; less when .venv and the cache exist)"
 	$(VENV)/bin/postforget demo
 
-## Pairing throughput and memory on generated multi-GB sample logs.
+## Pairing throughput and memory on generated multi-GB sample logs; a probe's cost on the demo's model split
+## into the model's scoring and everything else (one set-up, three probes of 24 facts, two training steps).
 bench: $(STAMP)
 	$(PY) scripts/bench_pairing.py --sizes 2
+	$(PY) scripts/bench_probes.py --facts 24 --train-steps 2
 
 ## Regenerate task_configs/ from the catalog; check-tasks fails if the committed files are stale.
 tasks: $(STAMP)

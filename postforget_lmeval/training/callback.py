@@ -18,7 +18,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from postforget_lmeval.errors import PairingError
-from postforget_lmeval.training.probes import Probes
+from postforget_lmeval.training.probes import Probes, distributed, on_main, sharded
 
 
 class ForgettingCallback(TrainerCallback):
@@ -68,28 +68,17 @@ class ForgettingCallback(TrainerCallback):
     def _run(
         self, state: Any, control: Any, step: int, model: Any, *, first: bool = False, tokenizer: Any = None
     ) -> None:
-        """Probe on the main process (``first``: at train begin, with ``tokenizer``); the other ranks wait at a
-        collective and fail too if the probe fails, rather than waiting into the process group's timeout."""
-        failure: BaseException | None = None
-        if self._main(state):
-            try:
-                if first:
-                    self._begin(state, control, model, tokenizer)
-                elif not self.probes.done or self.probes.done[-1].step != step:
-                    self._probe(control, model, step)
-            except Exception as e:
-                if not _distributed():
-                    raise
-                failure = e
-        if _distributed():
-            import torch.distributed as dist
+        """Probe on the main process (``first``: at train begin, with ``tokenizer``); every rank joins the gathering
+        of a sharded model's weights, then waits at a collective and fails too if the probe fails."""
+        full = self.probes.full(model)
 
-            shared = [None if failure is None else f"{type(failure).__name__}: {failure}"]
-            dist.broadcast_object_list(shared, src=0)
-            if failure is not None:
-                raise failure
-            if shared[0] is not None:
-                raise RuntimeError(f"the forgetting probe at step {step} failed on the main process: {shared[0]}")
+        def work() -> None:
+            if first:
+                self._begin(state, control, full, tokenizer)
+            elif not self.probes.done or self.probes.done[-1].step != step:
+                self._probe(control, full, step)
+
+        on_main(work, f"the forgetting probe at step {step}")
 
     def _begin(self, state: Any, control: Any, model: Any, tokenizer: Any) -> None:
         """The first probe (the baseline) of a new run; for a run resumed from a checkpoint, the earlier probes in
@@ -119,7 +108,9 @@ class ForgettingCallback(TrainerCallback):
         self._log(control, self.probes.metrics())
 
     def _log(self, control: Any, logs: dict[str, float]) -> None:
-        logs["forgetting/probe_seconds"] = self.probes.done[-1].seconds
+        last = self.probes.done[-1]
+        logs["forgetting/probe_seconds"] = last.seconds
+        logs["forgetting/probe_scoring_seconds"] = last.scoring
         print(self.probes.cost(time.perf_counter() - self.started), flush=True)
         should_log = control.should_log
         self.trainer.log(logs)
@@ -127,12 +118,9 @@ class ForgettingCallback(TrainerCallback):
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.trainer = _calling_trainer()
-        if getattr(self.trainer, "is_fsdp_enabled", False) or getattr(self.trainer, "is_deepspeed_enabled", False):
-            raise NotImplementedError(
-                "ForgettingCallback does not support FSDP or DeepSpeed yet (the probes need the whole model on one "
-                "process): train with a single process or DDP, or evaluate saved checkpoints with lm_eval and "
-                "`postforget-pair curve`"
-            )
+        refused = _refused(self.trainer, kwargs["model"])
+        if refused:
+            raise NotImplementedError(refused)
         self.started = time.perf_counter()
         tokenizer = self.tokenizer or kwargs.get("processing_class") or kwargs.get("tokenizer")
         self._run(state, control, state.global_step, kwargs["model"], first=True, tokenizer=tokenizer)
@@ -161,10 +149,29 @@ class ForgettingCallback(TrainerCallback):
                 f"{time.perf_counter() - self.started - elapsed:.1f} s to {self.probes.out}",
                 flush=True,
             )
-        if _distributed():
+        if distributed():
             import torch.distributed as dist
 
             dist.barrier()
+
+
+def _refused(trainer: Any, model: Any) -> str:
+    """Why the callback cannot probe this Trainer's model ("" when it can): DeepSpeed, and FSDP where the model the
+    Trainer hands to callbacks is not the sharded one (FSDP1 wraps it in another module; FSDP2 shards it in
+    place, and its weights are gathered at each probe)."""
+    if getattr(trainer, "is_deepspeed_enabled", False):
+        return (
+            "ForgettingCallback does not support DeepSpeed yet (the probes need the whole model on one process): "
+            "train with a single process, DDP or FSDP2, or evaluate saved checkpoints with lm_eval and "
+            "`postforget-pair curve`"
+        )
+    if getattr(trainer, "is_fsdp_enabled", False) and not sharded(model):
+        return (
+            "ForgettingCallback probes FSDP2-sharded models (the weights are gathered at each probe), but the model "
+            "this Trainer hands to its callbacks is not the sharded one (FSDP1 wraps it): set "
+            "fsdp_config={'fsdp_version': 2}, or evaluate saved checkpoints with lm_eval and `postforget-pair curve`"
+        )
+    return ""
 
 
 def _calling_trainer() -> Any:
@@ -183,9 +190,3 @@ def _calling_trainer() -> Any:
         "ForgettingCallback runs inside a transformers Trainer (or a trainer built on it, such as TRL's); for "
         "another training loop use postforget_lmeval.training.Probes"
     )
-
-
-def _distributed() -> bool:
-    import torch.distributed as dist
-
-    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1

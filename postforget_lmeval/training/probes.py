@@ -17,10 +17,10 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from postforget_lmeval import task_dir
 from postforget_lmeval.api import pair
@@ -30,14 +30,57 @@ from postforget_lmeval.pairing.results import PairResult
 from postforget_lmeval.report import curve as curve_report
 from postforget_lmeval.report.files import atomic_write
 
+T = TypeVar("T")
+
 
 @dataclass
 class Probe:
-    """One evaluation of the model: its step, its run folder and what it cost (evaluating, writing, pairing)."""
+    """One evaluation of the model: its step, its run folder and what it cost: ``seconds`` in all (evaluating,
+    writing, pairing), ``scoring`` of them inside the model's requests (lm-eval's ``loglikelihood`` and
+    ``generate_until`` calls), and the same two in CPU seconds (what a shared machine's wall times hide)."""
 
     step: int
     directory: Path
     seconds: float
+    scoring: float = 0.0
+    cpu: float = 0.0
+    scoring_cpu: float = 0.0
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "seconds": round(self.seconds, 3),
+            "scoring_seconds": round(self.scoring, 3),
+            "cpu_seconds": round(self.cpu, 3),
+            "scoring_cpu_seconds": round(self.scoring_cpu, 3),
+        }
+
+
+@dataclass
+class Clock:
+    """Wall and CPU seconds spent inside the model's requests: lm-eval's request methods of the wrapped model are
+    timed, so a probe's cost splits into the scoring and everything else."""
+
+    wall: float = 0.0
+    cpu: float = 0.0
+
+    def timed(self, method: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            wall, cpu = time.perf_counter(), time.process_time()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                self.wall += time.perf_counter() - wall
+                self.cpu += time.process_time() - cpu
+
+        return run
+
+    def read(self) -> tuple[float, float]:
+        return self.wall, self.cpu
+
+
+REQUESTS = ("loglikelihood", "loglikelihood_rolling", "generate_until")
+"""lm-eval's request methods of a model: what the model's scoring is."""
 
 
 PROBE_GEN_TOKS = 256
@@ -58,7 +101,8 @@ class Probes:
     ``lm_eval --metadata`` does (through the TaskManager, e.g. a dataset hook's size). ``evaluate_kwargs`` go to
     ``lm_eval.simple_evaluate`` as they are (``gen_kwargs``, ``num_fewshot``, ``apply_chat_template``, ...),
     ``hflm_kwargs`` to lm-eval's ``HFLM`` (``max_length``, ...). Generative tasks reply within
-    ``gen_kwargs``' ``max_gen_toks`` if given, else within :func:`probe_budget`'s.
+    ``gen_kwargs``' ``max_gen_toks`` if given, else within :func:`probe_budget`'s. ``copy_device``: where the
+    main process keeps the plain copy of an FSDP-sharded model that it probes (see :meth:`full`).
     """
 
     tasks: Sequence[str]
@@ -71,9 +115,14 @@ class Probes:
     batch_size: int | str = 8
     evaluate_kwargs: dict[str, Any] = field(default_factory=dict)
     hflm_kwargs: dict[str, Any] = field(default_factory=dict)
+    copy_device: str = "cpu"
     done: list[Probe] = field(default_factory=list, init=False)
     lm: Any = field(default=None, init=False)
     task_manager: Any = field(default=None, init=False)
+    tasks_loaded: Any = field(default=None, init=False)
+    clock: Clock = field(default_factory=Clock, init=False)
+    environment: dict[str, Any] = field(default_factory=dict, init=False)
+    copy: Any = field(default=None, init=False)
     gen_kwargs: dict[str, Any] = field(default_factory=dict, init=False)
     budget_note: str = field(default="", init=False)
     baseline: PairResult | None = field(default=None, init=False)
@@ -130,7 +179,17 @@ class Probes:
         for p in record["probes"]:
             if p["step"] > step:
                 shutil.rmtree(self.out / _step_name(p["step"]), ignore_errors=True)
-        self.done = [Probe(p["step"], self.out / _step_name(p["step"]), p["seconds"]) for p in kept]
+        self.done = [
+            Probe(
+                p["step"],
+                self.out / _step_name(p["step"]),
+                p["seconds"],
+                p.get("scoring_seconds", 0.0),
+                p.get("cpu_seconds", 0.0),
+                p.get("scoring_cpu_seconds", 0.0),
+            )
+            for p in kept
+        ]
         absent = [str(p.directory) for p in self.done if not p.directory.is_dir()]
         if absent:
             raise PairingError(f"earlier probes listed in {manifest} are missing: {', '.join(absent)}")
@@ -148,9 +207,27 @@ class Probes:
         return json.loads(json.dumps(settings, default=str))
 
     def _record(self) -> None:
-        probes = [{"step": p.step, "seconds": round(p.seconds, 3)} for p in self.done]
+        probes = [p.record() for p in self.done]
         text = json.dumps({"settings": self._settings(), "probes": probes}, indent=1)
         atomic_write(self.out / MANIFEST, lambda path: path.write_text(text, encoding="utf-8"))
+
+    def full(self, model: Any) -> Any:
+        """The model a probe evaluates on this process. An FSDP-sharded model (torch's ``fully_shard``, or the
+        older ``FullyShardedDataParallel``) holds a share of its weights on each rank: every rank must call this
+        (the weights are gathered, a collective), and the main process gets a plain copy of the model on
+        ``copy_device`` holding the full weights (made from ``model.config`` at the first probe, refilled at each),
+        the other ranks None. Any other model is returned as it is."""
+        if not sharded(model):
+            return model
+        from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+
+        weights = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+        if not _is_main():
+            return None
+        if self.copy is None:
+            self.copy = _plain_copy(model, weights).to(self.copy_device)
+        self.copy.load_state_dict(weights)
+        return self.copy
 
     def wrap(self, model: Any, tokenizer: Any) -> None:
         """lm-eval's HF backend around the live model (no copy on disk; the weights it reads are the ones being
@@ -171,6 +248,8 @@ class Probes:
                 f"lm-eval's HF backend cannot evaluate a {type(model).__name__} ({type(e).__name__}: {e}); the "
                 "probes need a transformers causal LM (a PreTrainedModel, PEFT models included)"
             ) from e
+        for name in REQUESTS:  # the model's scoring, timed apart from everything else a probe does
+            setattr(self.lm, name, self.clock.timed(getattr(self.lm, name)))
         self.gen_kwargs, self.budget_note = probe_budget(self.evaluate_kwargs.get("gen_kwargs"), self.lm.max_length)
 
     def probe(self, model: Any, step: int) -> Path:
@@ -179,21 +258,24 @@ class Probes:
         import lm_eval
         from lm_eval.loggers import EvaluationTracker
 
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
+        scored = self.clock.read()
         directory = self.out / _step_name(step)
         if directory.exists():
             raise PairingError(f"{directory} already exists: probes of one run go in a folder of their own")
         staging = self.out / f".{directory.name}.partial"  # a probe is written here, checked, then renamed
         if self.task_manager is None:
             self.task_manager = _task_manager(self.tasks, self.include_path, self.metadata)
+        if self.tasks_loaded is None:
+            self.tasks_loaded = LoadedOnce(self.task_manager)
         tracker = EvaluationTracker(output_path=str(staging))
         name = getattr(getattr(model, "config", None), "_name_or_path", "") or type(model).__name__
-        with _kept(model), _quiet():
+        with _kept(model), _quiet(), _environment_once(self.environment):
             results = lm_eval.simple_evaluate(
                 model=self.lm,
                 model_args={"pretrained": f"{name}@step{step}"},
                 tasks=list(self.tasks),
-                task_manager=self.task_manager,
+                task_manager=self.tasks_loaded,
                 limit=self.limit,
                 samples=self.samples,
                 log_samples=True,
@@ -209,7 +291,17 @@ class Probes:
             staging.rename(directory)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-        self.done.append(Probe(step, directory, time.perf_counter() - started))
+        wall, cpu_scored = self.clock.read()
+        self.done.append(
+            Probe(
+                step,
+                directory,
+                time.perf_counter() - started,
+                wall - scored[0],
+                time.process_time() - cpu,
+                cpu_scored - scored[1],
+            )
+        )
         self._record()
         return directory
 
@@ -269,12 +361,13 @@ class Probes:
         ``forgetting_prev/...``); for the first probe, its accuracy (and F_true, BT_true against itself)."""
         if len(self.done) < 2:
             return _logged("forgetting", self.baseline) if self.baseline is not None else {}
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         first, previous, last = self.done[0], self.done[-2], self.done[-1]
         logs = _logged("forgetting", pair(first.directory, last.directory, analyses=False))
         if previous is not first:
             logs.update(_logged("forgetting_prev", pair(previous.directory, last.directory, analyses=False)))
         last.seconds += time.perf_counter() - started  # the probe's cost includes its pairing
+        last.cpu += time.process_time() - cpu
         self._record()
         return logs
 
@@ -283,7 +376,9 @@ class Probes:
         last = self.done[-1]
         total = sum(p.seconds for p in self.done)
         return (
-            f"forgetting probe at step {last.step}: {last.seconds:.1f} s; all {len(self.done)} probes {total:.1f} s, "
+            f"forgetting probe at step {last.step}: {last.seconds:.1f} s (the model's scoring {last.scoring:.1f} s, "
+            f"everything else {last.seconds - last.scoring:.1f} s; CPU {last.scoring_cpu:.1f} of "
+            f"{last.cpu:.1f} s); all {len(self.done)} probes {total:.1f} s, "
             f"{total / max(elapsed, 1e-9):.0%} of the {elapsed:.1f} s since training began"
         )
 
@@ -294,6 +389,66 @@ class Probes:
         dirs = [p.directory for p in self.done]
         _, written = curve_report.write_curve(dirs, self.out, [p.step for p in self.done], plot=plot)
         return written
+
+
+def on_main(work: Callable[[], T], what: str) -> T | None:
+    """``work()`` on the main process of a distributed run (on the only one otherwise); the other ranks wait at a
+    collective and raise too if it fails (``what`` failed on the main process), rather than waiting into the
+    process group's timeout. Returns what ``work`` returned on the main process, None on the others."""
+    if not distributed():
+        return work()
+    import torch.distributed as dist
+
+    failure: BaseException | None = None
+    result = None
+    if _is_main():
+        try:
+            result = work()
+        except Exception as e:
+            failure = e
+    shared = [None if failure is None else f"{type(failure).__name__}: {failure}"]
+    dist.broadcast_object_list(shared, src=0)
+    if failure is not None:
+        raise failure
+    if shared[0] is not None:
+        raise RuntimeError(f"{what} failed on the main process: {shared[0]}")
+    return result
+
+
+def distributed() -> bool:
+    import torch.distributed as dist
+
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+
+
+def _is_main() -> bool:
+    import torch.distributed as dist
+
+    return not distributed() or dist.get_rank() == 0
+
+
+def sharded(model: Any) -> bool:
+    """Whether ``model`` is sharded by FSDP (each rank holding a share of its weights)."""
+    from torch.distributed.fsdp import FSDPModule, FullyShardedDataParallel
+
+    return isinstance(model, FSDPModule | FullyShardedDataParallel)
+
+
+def _plain_copy(model: Any, weights: dict[str, Any]) -> Any:
+    """An unsharded model of the same architecture as the sharded ``model``, on the CPU, in the dtype of its
+    ``weights``; the probes evaluate it with the weights gathered from the ranks."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    config = getattr(model, "config", None)
+    if config is None:
+        raise PairingError(
+            f"the FSDP-sharded {type(model).__name__} has no config to build a plain copy from: the probes of a "
+            "sharded model need a transformers causal LM"
+        )
+    dtype = next((w.dtype for w in weights.values() if w.is_floating_point()), torch.float32)
+    copy = AutoModelForCausalLM.from_config(config, dtype=dtype)
+    return copy.eval()
 
 
 def probe_budget(given: str | dict[str, Any] | None, context: int) -> tuple[dict[str, Any], str]:
@@ -341,6 +496,26 @@ def _task_manager(tasks: Sequence[str], include_path: Any, metadata: dict[str, A
         if all(t in manager.all_tasks for t in tasks):
             return manager
         return TaskManager(include_path=include, metadata=metadata)
+
+
+class LoadedOnce:
+    """lm-eval's task manager whose ``load`` reads the tasks (their datasets, prompts, few-shot samplers) at the
+    first probe and hands the same task objects to every later one: ``simple_evaluate`` sets their options and
+    few-shot seed again at each probe and ``evaluate`` builds their requests anew, so a probe is what a fresh load
+    gives, without loading the datasets again."""
+
+    def __init__(self, manager: Any) -> None:
+        self.manager = manager
+        self.loaded: dict[tuple[str, ...], Any] = {}
+
+    def load(self, tasks: Sequence[str]) -> Any:
+        key = tuple(tasks)
+        if key not in self.loaded:
+            self.loaded[key] = self.manager.load(list(tasks))
+        return self.loaded[key]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.manager, name)
 
 
 def _step_name(step: int) -> str:
@@ -450,6 +625,33 @@ def _quiet() -> Iterator[None]:
     finally:
         logger.setLevel(level)
         evaluator.get_git_commit_hash = git
+
+
+@contextlib.contextmanager
+def _environment_once(kept: dict[str, Any]) -> Iterator[None]:
+    """lm-eval describes the environment in every results file (torch's ``collect_env``, which runs ``pip`` and
+    ``nvidia-smi``, and ``git describe``); the environment of one training run does not change, so it is collected
+    at the run's first probe and the same description written into every later one."""
+    import lm_eval.evaluator as evaluator
+
+    describe, git = evaluator.add_env_info, evaluator.get_git_commit_hash
+
+    def env_once(storage: dict[str, Any]) -> None:
+        if "env" not in kept:
+            kept["env"] = {}
+            describe(kept["env"])
+        storage.update(kept["env"])
+
+    def git_once() -> Any:
+        if "git" not in kept:
+            kept["git"] = git()
+        return kept["git"]
+
+    evaluator.add_env_info, evaluator.get_git_commit_hash = env_once, git_once
+    try:
+        yield
+    finally:
+        evaluator.add_env_info, evaluator.get_git_commit_hash = describe, git
 
 
 @contextlib.contextmanager

@@ -199,3 +199,19 @@ def test_a_probe_leaves_every_random_generator_as_it_was(tmp_path: Path, tiny: t
     after = np.random.get_state()
     assert after[0] == before[1][0] and (after[1] == before[1][1]).all() and after[2:] == before[1][2:]
     assert torch.equal(torch.get_rng_state(), before[2])
+
+
+def test_deepspeed_and_an_fsdp_model_the_callback_cannot_gather_are_refused_with_what_to_do() -> None:
+    """DeepSpeed stays refused; FSDP is probed when the model the Trainer hands to callbacks is the sharded one
+    (FSDP2 shards in place), refused with the setting to change when it is not (FSDP1 wraps it)."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from postforget_lmeval.training.callback import _refused
+
+    model = torch.nn.Linear(2, 2)
+    assert _refused(SimpleNamespace(), model) == ""
+    assert "does not support DeepSpeed yet" in _refused(SimpleNamespace(is_deepspeed_enabled=True), model)
+    fsdp1 = _refused(SimpleNamespace(is_fsdp_enabled=True), model)
+    assert "is not the sharded one (FSDP1 wraps it): set fsdp_config={'fsdp_version': 2}" in fsdp1
