@@ -143,7 +143,7 @@ def evaluate(model: Any, tokenizer: Any, task: str, tasks_dir: Path, out: Path) 
     if results is None:
         raise RuntimeError(f"lm_eval returned no results for {task} ({out})")
     samples = results["samples"][task]
-    save_run(tracker, results)
+    save_run(tracker, results, out, out)
     return samples
 
 

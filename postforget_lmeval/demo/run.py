@@ -329,7 +329,7 @@ def evaluate(checkpoints: dict[str, Path], settings: Settings, out: Path, consol
                 )
             if results is None:
                 raise RuntimeError(f"lm_eval returned no results for {name} (seed {seed})")
-            save_run(tracker, results)
+            save_run(tracker, results, out / "lm_eval" / name, out / "lm_eval" / name)
             progress.update(bar, advance=1)
     return len(runs)
 

@@ -539,7 +539,7 @@ def save_run(tracker: Any, results: dict[str, Any], written: Path, probe: Path) 
         tracker.save_results_aggregated(results=results, samples=samples)
         for task_name in results["configs"]:
             tracker.save_results_samples(task_name=task_name, samples=samples[task_name])
-    problems = _unwritten(written, counts)
+    problems = _unwritten(written, counts, getattr(tracker, "date_id", None) or "(not saved)")
     if problems:
         cause = "; ".join(m for m in said if not m.startswith("Saving"))
         raise PairingError(
@@ -548,10 +548,12 @@ def save_run(tracker: Any, results: dict[str, Any], written: Path, probe: Path) 
         )
 
 
-def _unwritten(directory: Path, counts: dict[str, int]) -> list[str]:
-    """What is missing from a run folder: its one results file (whole JSON) and each task's sample lines."""
+def _unwritten(directory: Path, counts: dict[str, int], stamp: str) -> list[str]:
+    """What is missing of the run that lm-eval's tracker saved under ``stamp`` (its ``date_id``, in every file name
+    of the run, so that earlier runs in the same folder do not count): its results file (whole JSON) and each task's
+    sample lines."""
     problems = []
-    results = list(directory.rglob("results_*.json"))
+    results = list(directory.rglob(f"results_{stamp}.json"))
     if len(results) != 1:
         problems.append("no results file")
     else:
@@ -560,7 +562,7 @@ def _unwritten(directory: Path, counts: dict[str, int]) -> list[str]:
         except ValueError:
             problems.append(f"{results[0].name} is cut off")
     for task, n in counts.items():
-        files = list(directory.rglob(f"samples_{task}_*.jsonl"))
+        files = list(directory.rglob(f"samples_{task}_{stamp}.jsonl"))
         lines = files[0].read_bytes().count(b"\n") if len(files) == 1 else 0
         if lines != n:
             problems.append(f"{lines} of the {n} sample lines of {task}")
