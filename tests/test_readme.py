@@ -101,6 +101,7 @@ def test_a_marked_block_runs_as_written(
 ) -> None:
     script = tmp_path / ("snippet.py" if language == "python" else "snippet.sh")
     script.write_text(code, encoding="utf-8")
+    (tmp_path / "tests").symlink_to(paths.ROOT / "tests")  # a block runs from a clone's root: its paths resolve
     done = subprocess.run(
         [*RUNNERS[language], str(script)], cwd=tmp_path, env=offline, capture_output=True, text=True, timeout=900
     )
