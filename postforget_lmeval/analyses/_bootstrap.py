@@ -80,6 +80,22 @@ def item_clusters(samples: pd.DataFrame, index: pd.MultiIndex) -> np.ndarray | N
     return np.array([alone[i] if pd.isna(c) else str(c) for i, c in enumerate(found)], dtype=object)
 
 
+def sub_benchmarks(index: pd.MultiIndex) -> list[tuple[tuple[str, str], slice]]:
+    """The blocks of ``index`` (sorted by (category, subtask), ``doc_id`` its last level): each sub-benchmark's
+    (category, subtask) and the slice of its rows, in order; none for an empty index."""
+    blocks = index.droplevel("doc_id")
+    if not len(blocks):
+        return []
+    starts = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1]])
+    return [(blocks[start], slice(start, end)) for start, end in zip(starts, [*starts[1:], len(blocks)])]
+
+
+def usable_k(k: np.ndarray) -> np.ndarray:
+    """``k`` where every item has a usable option count (> 1), else all NaN: no replicate then has a chance
+    baseline, and k splits no cell."""
+    return k if np.all(np.isfinite(k) & (k > 1)) else np.full(len(k), np.nan)
+
+
 def rates(weights: np.ndarray, codes: np.ndarray, k: np.ndarray) -> dict[str, np.ndarray]:
     """F_true and BT_true (replicates x seeds) of the replicates ``weights`` (replicates x cells) of cells whose
     transition code per seed is ``codes`` (cells x seeds: 3 1->1, 2 1->0, 1 0->1, 0 0->0, NaN unpaired) and
@@ -125,19 +141,14 @@ def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd
     ks = items.groupby(keys)["k"].first().reindex(wide.index).to_numpy(dtype=float)  # the first k logged
     all_codes, seeds = wide.to_numpy(dtype=float), wide.columns.get_level_values("seed").to_numpy()
     clusters = item_clusters(samples, wide.index) if "cluster" in samples else None
-    blocks = wide.index.droplevel("doc_id")
-    starts = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1]])
     out: dict[str, list[np.ndarray]] = {c: [] for c in ("category", "subtask", "seed", "replicate", *RATES)}
-    for start, end in zip(starts, [*starts[1:], len(wide)]):
-        codes, k = all_codes[start:end], ks[start:end]
+    for (category, subtask), rows in sub_benchmarks(wide.index):
+        codes, k = all_codes[rows], usable_k(ks[rows])
         present = ~np.isnan(codes).all(axis=0)  # this sub-benchmark's seeds
         codes = codes[:, present]
-        if not np.all(np.isfinite(k) & (k > 1)):
-            k = np.full(len(k), np.nan)  # no chance baseline in any replicate: k then splits no cell
-        part = None if clusters is None else clusters[start:end]
+        part = None if clusters is None else clusters[rows]
         cells, weights = cell_weights(rng, np.column_stack([codes, k]), part, n_boot)
         figures = rates(weights, cells[:, :-1], cells[:, -1])
-        category, subtask = blocks[start]
         runs = seeds[present]
         for seed_name in dict.fromkeys(runs):  # a seed's figure is the mean of its replicates', as in subtasks.csv
             out["category"].append(np.full(n_boot + 1, category, dtype=object))

@@ -91,21 +91,16 @@ def _replicates(items: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> p
     ks = items.groupby(index_keys)["k"].first().reindex(wide_a.index).to_numpy(dtype=float)
     clusters = bootstrap.item_clusters(items, wide_a.index) if "cluster" in items else None
     seeds = wide_a.columns.to_numpy()
-    blocks = wide_a.index.droplevel("doc_id")
-    starts = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1]])
+    all_a, all_b = wide_a.to_numpy(dtype=float), wide_b.to_numpy(dtype=float)
     frames = []
-    for start, end in zip(starts, [*starts[1:], len(wide_a)]):
-        code_a, code_b = wide_a.to_numpy(dtype=float)[start:end], wide_b.to_numpy(dtype=float)[start:end]
-        present = ~np.isnan(code_a).all(axis=0)
-        code_a, code_b, k = code_a[:, present], code_b[:, present], ks[start:end]
-        if not np.all(np.isfinite(k) & (k > 1)):
-            k = np.full(len(k), np.nan)
-        part = None if clusters is None else clusters[start:end]
+    for (category, subtask), rows in bootstrap.sub_benchmarks(wide_a.index):
+        present = ~np.isnan(all_a[rows]).all(axis=0)
+        code_a, code_b, k = all_a[rows][:, present], all_b[rows][:, present], bootstrap.usable_k(ks[rows])
+        part = None if clusters is None else clusters[rows]
         cells, weights = bootstrap.cell_weights(rng, np.column_stack([code_a, code_b, k]), part, n_boot)
         width = code_a.shape[1]
         rates_a = bootstrap.rates(weights, cells[:, :width], cells[:, -1])
         rates_b = bootstrap.rates(weights, cells[:, width : 2 * width], cells[:, -1])
-        category, subtask = blocks[start]
         for s, seed in enumerate(seeds[present]):
             frame = {"category": category, "subtask": subtask, "seed": seed, "replicate": np.arange(-1, n_boot)}
             for rate in RATES:

@@ -68,14 +68,12 @@ def _replicate_counts(samples: pd.DataFrame, n_boot: int, seed: int) -> dict[tup
     rng = np.random.default_rng(seed)
     per_item = _item_counts(samples)
     clusters = bootstrap.item_clusters(samples, per_item.index) if "cluster" in samples else None
-    blocks = per_item.index.droplevel("doc_id")
-    starts = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1]]) if len(per_item) else np.array([], int)
     table = per_item.to_numpy(dtype=float)
     out = {}
-    for start, end in zip(starts, [*starts[1:], len(per_item)]):
-        part = None if clusters is None else clusters[start:end]
-        cells, weights = bootstrap.cell_weights(rng, table[start:end], part, n_boot)
-        out[blocks[start]] = weights @ cells
+    for key, rows in bootstrap.sub_benchmarks(per_item.index):
+        part = None if clusters is None else clusters[rows]
+        cells, weights = bootstrap.cell_weights(rng, table[rows], part, n_boot)
+        out[key] = weights @ cells
     return out
 
 

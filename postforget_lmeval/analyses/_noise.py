@@ -226,11 +226,8 @@ def replicates(
     ks = ks.reindex(index.droplevel("category")).to_numpy(dtype=float)
     loglik = _loglik(samples)
     clusters = bootstrap.item_clusters(item_frame, index)
-    blocks = index.droplevel("doc_id")
-    starts = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1]])
-    for start, end in zip(starts, [*starts[1:], len(index)]):
-        category, subtask = blocks[start]
-        logged_runs = {side: _logged(values[start:end], seeds) for side, (values, seeds) in own.items()}
+    for (category, subtask), rows in bootstrap.sub_benchmarks(index):
+        logged_runs = {side: _logged(values[rows], seeds) for side, (values, seeds) in own.items()}
         runs = {side: r for side, (r, _) in logged_runs.items()}
         usable = {side: r for side, r in runs.items() if r.shape[1] >= 2}
         # the replicates of one seed are draws of the model only where they differ somewhere; where they agree on
@@ -247,7 +244,7 @@ def replicates(
         )
         if note in NO_FLOOR:
             continue
-        before, after = (heads[side][0][start:end] for side in SIDES)
+        before, after = (heads[side][0][rows] for side in SIDES)
         logged = ~(np.isnan(before).all(axis=0) | np.isnan(after).all(axis=0))
         before, after, run_labels = before[:, logged], after[:, logged], labels_all[logged]
         labels = np.array(list(dict.fromkeys(run_labels)), dtype=object)  # a seed's runs: its replicates
@@ -256,8 +253,8 @@ def replicates(
         shared = shared_label.reindex(labels).to_numpy(bool) & (not is_loglik) & (samplers == set(SIDES))
         # what the figures read of each item in one table, so that items with equal rows share a cell of the draw
         parts = [*usable.values(), before, after]
-        table = np.column_stack([*parts, ks[start:end]])
-        part = None if clusters is None else clusters[start:end]
+        table = np.column_stack([*parts, ks[rows]])
+        part = None if clusters is None else clusters[rows]
         cells, weights = bootstrap.cell_weights(rng, table, part, n_boot)
         ends = np.cumsum([p.shape[1] for p in parts])[:-1]  # where each part's columns end in the table
         *side_parts, heads_before, heads_after = np.split(cells[:, :-1], ends, axis=1)
