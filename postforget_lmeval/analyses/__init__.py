@@ -10,7 +10,8 @@ Three questions a reader asks of a forgetting figure, each answered by its own m
 * was it coming: the drift of the gold option's probability in log-likelihood multiple-choice runs
   (``_drift``);
 * did one recipe forget less than another: two pairs with one before, compared item by item (``_compare``);
-* how many items and seeds does a study need: the pilot's half-widths, scaled (``_plan``);
+* how many items and seeds does a study need: the pilot's half-widths, scaled, or a before-run's under an
+  assumed forgetting rate (``_plan``);
 * knowledge or format: whether the log-likelihood twin of a flipped item still ranks the gold option first
   (``_knowledge``);
 * can the after-run read fewer items: a stratified subset and its design-weighted figures (``_design``).
@@ -29,6 +30,7 @@ from postforget_lmeval.analyses._design import draw as draw_subset
 from postforget_lmeval.analyses._design import strata as item_strata
 from postforget_lmeval.analyses._plan import SEEDS as PLAN_SEEDS
 from postforget_lmeval.analyses._plan import plan as plan_study
+from postforget_lmeval.analyses._plan import plan_before as plan_from_before
 from postforget_lmeval.analyses._significance import CLUSTER, MCNEMAR
 
 __all__ = [
@@ -47,6 +49,7 @@ __all__ = [
     "design_categories",
     "draw_subset",
     "item_strata",
+    "plan_from_before",
     "plan_study",
     "samples_json",
     "terminal_columns",

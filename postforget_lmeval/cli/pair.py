@@ -26,6 +26,7 @@ USAGE = (
     "       postforget-pair curve DIR_1 DIR_2 [DIR_3 ...] -o OUT_DIR [--steps N,N,...] [options]\n"
     "       postforget-pair show OUT_DIR --subtask NAME [options]\n"
     "       postforget-pair plan PILOT_OUT_DIR [--target 2] [--subtasks] [--csv PATH]\n"
+    "       postforget-pair plan --before BEFORE_DIR --assume-forgetting PCT [--assume-bt PCT] [--target 2]\n"
     "       postforget-pair subset BEFORE_DIR (--size N | --fraction F) -o SUBSET_DIR [--seed S]"
 )
 
@@ -128,7 +129,9 @@ SUBCOMMANDS = """subcommands (each has its own --help):
   show OUT_DIR --subtask NAME [--transition forgotten|gained]
                         the items of one sub-benchmark that were forgotten or gained
   plan PILOT_OUT_DIR [--target 2] [--subtasks] [--csv PATH]
-                        a pilot's interval half-widths and the items and seeds a target needs"""
+                        a pilot's interval half-widths and the items and seeds a target needs
+  plan --before BEFORE_DIR --assume-forgetting PCT [--assume-bt PCT]
+                        the same from a before-run alone, the after-run simulated"""
 
 
 def parser() -> argparse.ArgumentParser:

@@ -1,10 +1,12 @@
-"""``postforget-pair plan PILOT_OUT`` (or ``plan BEFORE_DIR AFTER_DIR``): how wide the intervals of a pilot are,
-the smallest forgetting it can detect, and the items and seeds a target half-width needs (docs/planning.md)."""
+"""``postforget-pair plan PILOT_OUT`` (or ``plan BEFORE_DIR AFTER_DIR``, or ``plan --before RUN_DIR
+--assume-forgetting PCT`` from a before-run alone): how wide the intervals of a pilot are, the smallest forgetting it
+can detect, and the items and seeds a target half-width needs (docs/planning.md)."""
 
 from __future__ import annotations
 
 import argparse
 import math
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -12,7 +14,7 @@ import pandas as pd
 from rich.table import Table
 
 from postforget_lmeval.analyses import PLAN_SEEDS as SEEDS
-from postforget_lmeval.analyses import plan_study
+from postforget_lmeval.analyses import plan_from_before, plan_study
 from postforget_lmeval.api import pair
 from postforget_lmeval.cli.console import consoles, escape, failed
 from postforget_lmeval.errors import PairingError
@@ -26,11 +28,45 @@ def parser() -> argparse.ArgumentParser:
         "the smallest forgetting detectable at 80%% power, and the items needed for a target half-width with "
         f"{', '.join(map(str, SEEDS))} seeds.",
     )
-    p.add_argument("dirs", nargs="+", metavar="DIR", help="a postforget-pair output folder, or BEFORE_DIR AFTER_DIR")
+    p.add_argument("dirs", nargs="*", metavar="DIR", help="a postforget-pair output folder, or BEFORE_DIR AFTER_DIR")
+    p.add_argument(
+        "--before",
+        metavar="RUN_DIR",
+        help="plan from a before-run alone (lm-eval --output_path, any number of seeds) instead of a pilot pairing; "
+        "the after-run is simulated with --assume-forgetting and --assume-bt",
+    )
+    p.add_argument(
+        "--assume-forgetting",
+        type=float,
+        metavar="PCT",
+        help="with --before: the share of the items the model knew that it forgets, percent (e.g. 5)",
+    )
+    p.add_argument(
+        "--assume-bt",
+        type=float,
+        default=0.0,
+        metavar="PCT",
+        help="with --before: the share of the items it did not know that it learns, percent (default: 0)",
+    )
     p.add_argument("--target", type=float, default=2.0, help="target half-width, percentage points (default: 2)")
     p.add_argument("--subtasks", action="store_true", help="also print one row per sub-benchmark")
     p.add_argument("--csv", metavar="PATH", help="write the plan (every row) as a CSV file")
     return p
+
+
+def before_run(root: str) -> pd.DataFrame:
+    """The samples table of the before-run under ``root`` paired with itself (exact seeds), through a mirror of links
+    to its files, so that the runs chosen, the checks made and the (sub-benchmark, doc_id) keys are those of a later
+    pairing with the after-run."""
+    if not Path(root).is_dir():
+        raise PairingError(f"{root}: not a folder: give the --output_path of the before-run")
+    with tempfile.TemporaryDirectory(prefix="postforget-plan-") as mirror:
+        for path in Path(root).rglob("*"):
+            if path.is_file():
+                link = Path(mirror, path.relative_to(root))
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to(path.resolve())
+        return pair(root, mirror, analyses=False, seed_match="exact").samples
 
 
 def _samples(dirs: list[str]) -> pd.DataFrame:
@@ -61,14 +97,42 @@ def command(argv: Sequence[str]) -> int:
     try:
         if not args.target > 0:
             raise PairingError(f"--target {args.target}: give a half-width above 0 (percentage points)")
-        table = plan_study(_samples(args.dirs), target=args.target / 100)
+        if args.before is None:
+            if args.assume_forgetting is not None:
+                raise PairingError("--assume-forgetting plans from a before-run alone: give --before RUN_DIR with it")
+            if not args.dirs:
+                raise PairingError(
+                    "plan what? give a pilot (plan PILOT_OUT, or plan BEFORE_DIR AFTER_DIR), or a before-run alone "
+                    "with an assumed forgetting rate (plan --before RUN_DIR --assume-forgetting 5)"
+                )
+            table = plan_study(_samples(args.dirs), target=args.target / 100)
+        else:
+            if args.dirs:
+                raise PairingError(
+                    f"give a pilot ({' '.join(args.dirs)}) or --before {args.before}, not both: a pilot's figures "
+                    "are measured, --before simulates them"
+                )
+            rates = {"--assume-forgetting": args.assume_forgetting, "--assume-bt": args.assume_bt}
+            if rates["--assume-forgetting"] is None:
+                raise PairingError("--before needs --assume-forgetting PCT: the share of known items forgotten")
+            for name, value in rates.items():
+                if not 0 <= value <= 100:
+                    raise PairingError(f"{name} {value:g}: give a percentage from 0 to 100")
+            table = plan_from_before(
+                before_run(args.before), args.assume_forgetting / 100, args.assume_bt / 100, target=args.target / 100
+            )
         if args.csv:
             write_csv(table, Path(args.csv))
     except (PairingError, OSError) as e:
         return failed(err, e, args.csv)
     rows = table if args.subtasks else table[table["level"] == "category"]
+    now = (
+        "now"
+        if args.before is None
+        else f"if {args.assume_forgetting:g}% of known items are forgotten, {args.assume_bt:g}% of the others learnt"
+    )
     view = Table(
-        title=f"Plan: 95% half-widths now, and items for ±{args.target:g} points of F_true", title_justify="left"
+        title=f"Plan: 95% half-widths {now}, and items for ±{args.target:g} points of F_true", title_justify="left"
     )
     for name in (
         "",

@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 
 from postforget_lmeval import pair
-from postforget_lmeval.analyses._plan import _seed_factor, plan, variance_parts
+from postforget_lmeval.analyses._plan import _seed_factor, plan, plan_before, simulate, variance_parts
 from postforget_lmeval.cli import main
+from postforget_lmeval.cli.plan import before_run
 from tests.helpers.paths import REFERENCE
 
 MMLU = REFERENCE / "lmeval_logs" / "mayflower_mmlu_stem"
@@ -127,3 +128,116 @@ def test_predicted_seed_effect_matches_a_simulation():
         factor = predicted["items_for_target_1_seeds"] / predicted["items_for_target_3_seeds"]
         ratios.append(h1 / (h3 * math.sqrt(factor)))
     assert 0.8 <= np.mean(ratios) <= 1.2, ratios
+
+
+def _before(pattern: dict[str, str], k: float = 4.0) -> pd.DataFrame:
+    """A before-run paired with itself: per seed label a 0/1 string."""
+    return _samples(pattern, pattern, k=k)
+
+
+def test_a_before_run_that_nothing_changes_plans_zero_exactly():
+    # every item right: K = 1, every item known; nothing forgotten or learnt, so the after-run is the before-run
+    table = plan_before(_before({"0": "1" * 50}), 0.0, 0.0, n_boot=200)
+    assert (table["F_true"] == 0).all() and (table["F_true_halfwidth"] == 0).all()
+    assert (table["BT_true_halfwidth"] == 0).all() and table["items_for_target_1_seeds"].isna().all()
+
+
+def test_the_simulated_after_run_by_hand():
+    rng = np.random.default_rng(0)
+    # no usable k: nothing is guessed; right items are known (K = 1 of them), forgotten at rate 1: all wrong after
+    run = _before({"0": "1100", "1": "1000"}, k=math.nan)
+    out = simulate(run, 1.0, 0.0, rng)
+    # items 0 (right twice: known) and 3 (never right) are decided; item 1 (mixed) keeps its share 1/2 per run
+    assert out.loc[out["doc_id"] == 0, "after"].tolist() == [0, 0]
+    assert out.loc[out["doc_id"].isin([2, 3]), "after"].tolist() == [0, 0, 0, 0]
+    learnt = simulate(run, 0.0, 1.0, rng)  # every unknown item learnt: right under every seed
+    assert learnt["after"].tolist() == [1] * 8
+    # k = 4: a never-right item guesses after, right a quarter of the time, and the chance baseline absorbs it
+    wrong = simulate(_before({"0": "0" * 4000}), 0.0, 0.0, rng)
+    assert wrong["after"].mean() == pytest.approx(0.25, abs=3 * math.sqrt(0.25 * 0.75 / 4000))
+    # with k = 2 and one seed, a right item is known with probability K / (K + (1 - K) / 2), K = (0.75 - 0.5) / 0.5
+    right = simulate(_before({"0": "1110" * 1000}, k=2.0), 1.0, 0.0, rng)
+    known = 0.5 / (0.5 + 0.5 * 0.5)  # forgotten (then guessing) or a guess: right after half the time either way
+    assert right.loc[right["before"] == 1, "after"].mean() == pytest.approx(0.5, abs=0.03)
+    kept = simulate(_before({"0": "1110" * 1000}, k=2.0), 0.0, 0.0, rng)  # known ones stay right, guesses guess
+    assert kept.loc[kept["before"] == 1, "after"].mean() == pytest.approx(known + (1 - known) * 0.5, abs=0.03)
+
+
+def test_a_before_run_plan_matches_the_binomial_half_width():
+    # 400 items right before (k = 4, K = 1): a fifth forgotten, then right by chance a quarter of the time, so
+    # F ~ Binomial(400, 0.15) / 400, the chance baseline is 0 (accuracy 1 before) and F_true = F
+    table = plan_before(_before({"0": "1" * 400}), 0.2, 0.0, n_boot=1000, runs=8).iloc[-1]
+    h = 1.959964 * math.sqrt(0.15 * 0.85 / 400)
+    assert table["F_true_halfwidth"] == pytest.approx(h, rel=0.08)
+    assert table["F_true"] == pytest.approx(0.15, abs=3 * math.sqrt(0.15 * 0.85 / 400 / 8))
+    # the same scaling as a pilot's: items for ±2 points from this half-width
+    assert table["items_for_target_1_seeds"] == math.ceil(400 * (table["F_true_halfwidth"] / 0.02) ** 2)
+
+
+def test_the_cli_from_a_before_run_alone(tmp_path, capsys):
+    if not MMLU.is_dir():
+        pytest.skip("the shared reference logs are not beside the repository")
+    before = str(MMLU / "before")  # written by the real lm_eval CLI
+    assert main(["plan", "--before", before, "--assume-forgetting", "5", "--csv", str(tmp_path / "p.csv")]) == 0
+    printed = capsys.readouterr().out
+    assert "if 5% of known items are forgotten, 0% of the others learnt" in printed and "3,153" in printed
+    table = pd.read_csv(tmp_path / "p.csv")
+    assert len(table) == 19 + 2 and (table["items"].iloc[-1], table["seeds"].iloc[-1]) == (3153, 1)
+    assert table["F_true_halfwidth"].iloc[-1] > 0
+    for argv, said in (
+        (["plan"], "plan what?"),
+        (["plan", str(tmp_path), "--before", before, "--assume-forgetting", "5"], "not both"),
+        (["plan", "--before", before], "--before needs --assume-forgetting"),
+        (["plan", str(tmp_path), "--assume-forgetting", "5"], "give --before RUN_DIR with it"),
+        (["plan", "--before", before, "--assume-forgetting", "120"], "--assume-forgetting 120: give a percentage"),
+        (["plan", "--before", str(tmp_path / "none"), "--assume-forgetting", "5"], "not a folder"),
+    ):
+        assert main(argv) == 1
+        assert said in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_before_run_plan_predicts_the_real_after_runs_half_width():
+    """The real MMLU-STEM before-run alone, with rates near the real after-run's (nothing forgotten beyond chance,
+    a fifth of the unknown items learnt): the predicted half-widths are within 20% of the real pair's bootstrap
+    half-widths."""
+    if not MMLU.is_dir():
+        pytest.skip("the shared reference logs are not beside the repository")
+    real = plan(pair(MMLU / "before", MMLU / "after", analyses=False).samples).iloc[-1]
+    predicted = plan_before(before_run(str(MMLU / "before")), 0.0, 0.20).iloc[-1]
+    for rate in ("F_true", "BT_true"):
+        ratio = predicted[f"{rate}_halfwidth"] / real[f"{rate}_halfwidth"]
+        print(rate, predicted[f"{rate}_halfwidth"], real[f"{rate}_halfwidth"], ratio)
+        assert 0.8 <= ratio <= 1.2, (rate, ratio)
+
+
+@pytest.mark.slow
+def test_a_before_run_plan_predicts_simulated_after_runs():
+    """After-runs with a known forgetting rate r drawn from the real MMLU-STEM before-run, on a quarter of its items,
+    by the paper's guessing model written out here (a subject's known share K = (acc - 1/4) / (3/4); a right item
+    known with probability K / (K + (1 - K) / 4), forgotten with probability r; every unknown or forgotten item
+    right a quarter of the time after): the half-width the full before-run's plan predicts for that many items is
+    within 20% of the realised bootstrap half-widths, on average over draws."""
+    if not MMLU.is_dir():
+        pytest.skip("the shared reference logs are not beside the repository")
+    before = before_run(str(MMLU / "before"))
+    rng = np.random.default_rng(3)
+    for r in (0.05, 0.2):
+        full = plan_before(before, r, 0.0, n_boot=500).iloc[-1]
+        predicted, realised = {"F_true": [], "BT_true": []}, {"F_true": [], "BT_true": []}
+        for t in range(6):
+            quarter = before[rng.random(len(before)) < 0.25]
+            right = quarter["before"].to_numpy() == 1
+            acc = quarter.groupby("subtask", observed=True)["before"].transform("mean").to_numpy()
+            k_share = np.clip((acc - 0.25) / 0.75, 0, 1)
+            known = right & (rng.random(len(quarter)) < k_share / (k_share + (1 - k_share) / 4))
+            kept = known & (rng.random(len(quarter)) >= r)
+            pilot = quarter.assign(after=np.where(kept | (rng.random(len(quarter)) < 0.25), 1, 0))
+            row = plan(pilot, n_boot=500, seed=t).iloc[-1]
+            for rate in realised:
+                realised[rate].append(row[f"{rate}_halfwidth"])
+                predicted[rate].append(full[f"{rate}_halfwidth"] * math.sqrt(full["items"] / row["items"]))
+        for rate, values in realised.items():
+            ratio = np.mean(predicted[rate]) / np.mean(values)
+            print(r, rate, np.mean(predicted[rate]), np.mean(values), ratio)
+            assert 0.8 <= ratio <= 1.2, (r, rate, ratio)
