@@ -5,7 +5,7 @@ Three questions a reader asks of a forgetting figure, each answered by its own m
 * why was it forgotten: the failure mode of the wrong side, the share of forgetting that is format
   rather than knowledge, answer-format adherence and reply length (``_failure_modes``);
 * is it more than noise: exact McNemar tests (their cluster sign-flip form where items share a text) with
-  Benjamini-Hochberg q-values (``_significance``) and
+  Benjamini-Hochberg q-values (``_significance``), one stratified test over every sub-benchmark (``_overall``) and
   percentile bootstrap intervals of F_true / BT_true (``_bootstrap``);
 * was it coming: the drift of the gold option's probability in log-likelihood multiple-choice runs
   (``_drift``);
@@ -28,6 +28,7 @@ from postforget_lmeval.analyses._design import RATES as DESIGN_RATES
 from postforget_lmeval.analyses._design import as_categories as design_categories
 from postforget_lmeval.analyses._design import draw as draw_subset
 from postforget_lmeval.analyses._design import strata as item_strata
+from postforget_lmeval.analyses._overall import overall_test
 from postforget_lmeval.analyses._plan import SEEDS as PLAN_SEEDS
 from postforget_lmeval.analyses._plan import plan as plan_study
 from postforget_lmeval.analyses._plan import plan_before as plan_from_before
@@ -49,6 +50,7 @@ __all__ = [
     "design_categories",
     "draw_subset",
     "item_strata",
+    "overall_test",
     "plan_from_before",
     "plan_study",
     "samples_json",

@@ -17,6 +17,7 @@ from postforget_lmeval.analyses import _drift as drift
 from postforget_lmeval.analyses import _failure_modes as failure_modes
 from postforget_lmeval.analyses import _knowledge as knowledge
 from postforget_lmeval.analyses import _noise as noise
+from postforget_lmeval.analyses import _overall as overall
 from postforget_lmeval.analyses import _significance as significance
 from postforget_lmeval.pairing.results import PairResult
 from postforget_lmeval.pairing.run_plan import SIDES
@@ -146,6 +147,7 @@ def annotate(
                 "net flip n_10 - n_01) for the sub-benchmarks whose items share a text; their q uses it",
                 "fdr": significance.ALPHA,
             },
+            "overall_test": overall.overall_test(samples),
             "bootstrap": {
                 "replicates": n_boot,
                 "seed": seed,

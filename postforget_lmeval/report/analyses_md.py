@@ -46,6 +46,18 @@ def _listed(names: list[str], most: int = 6) -> str:
     return ", ".join(names[:most]) + more
 
 
+def overall_line(result: PairResult) -> str:
+    """One line of the overall test (``summary['analyses']['overall_test']``), for the terminal and report.md; empty
+    without analyses."""
+    t = (result.summary.get("analyses") or {}).get("overall_test")
+    if not t:
+        return ""
+    return (
+        f"Across all {t['strata']} sub-benchmarks (CMH, clusters kept): X² {t['statistic']:.1f}, "
+        f"p {t['p_value']:.2g}; {t['n_10']:,} 1→0, {t['n_01']:,} 0→1"
+    )
+
+
 def _significance(result: PairResult) -> list[str]:
     sig = result.tables.get("significance")
     if sig is None or sig.empty:
@@ -61,6 +73,11 @@ def _significance(result: PairResult) -> list[str]:
         f"({(hits['direction'] == 'forgetting').sum()} net forgetting, "
         f"{(hits['direction'] == 'backward_transfer').sum()} net backward transfer).",
         "",
+        *(
+            [overall_line(result) + " (null: no net forgetting in any sub-benchmark; docs/analyses.md).", ""]
+            if overall_line(result)
+            else []
+        ),
     ]
     if len(hits):
         rows = [

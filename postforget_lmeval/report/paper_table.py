@@ -23,7 +23,7 @@ from postforget_lmeval.analyses import terminal_columns
 from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.pairing.results import PairResult
 from postforget_lmeval.report import paper
-from postforget_lmeval.report.analyses_md import analyses_markdown
+from postforget_lmeval.report.analyses_md import analyses_markdown, overall_line
 from postforget_lmeval.report.markdown import markdown_table
 
 if TYPE_CHECKING:  # rich.table is imported where a terminal table is drawn, not for writing files
@@ -249,6 +249,8 @@ def rich_table(result: PairResult, average: str = "macro") -> Group:
     analyses = analyses_table(result, average)
     if analyses is not None:
         parts.append(frame_rich(analyses, ANALYSES_TITLE, whole=("significant rows", "noise floor")))
+    if overall := overall_line(result):
+        parts.append(escape(overall))
     parts += [escape(line) for line in knowledge_lines(result)]
     why = no_baseline(result.subtasks)
     if why:
