@@ -174,6 +174,17 @@ def test_a_before_run_plan_matches_the_binomial_half_width():
     assert table["items_for_target_1_seeds"] == math.ceil(400 * (table["F_true_halfwidth"] / 0.02) ** 2)
 
 
+def test_a_before_run_with_seeds_prices_seeds():
+    # 3 seeds: 200 items right under every seed, 100 that the seeds split on (right under seed 0 only); the mixed
+    # items are drawn anew after (right a third of the time), so the simulated pair has seed noise and prices seeds
+    pattern = {str(s): "1" * 200 + ("1" if s == 0 else "0") * 100 for s in range(3)}
+    row = plan_before(_before(pattern), 0.1, 0.0, n_boot=300).iloc[-1]
+    assert row["seeds"] == 3 and 0 < row["seed_share"] < 1
+    needs = [row[f"items_for_target_{s}_seeds"] for s in (1, 2, 3, 5)]
+    assert needs == sorted(needs, reverse=True) and needs[0] > needs[-1]
+    assert needs[2] == math.ceil(300 * (row["F_true_halfwidth"] / 0.02) ** 2)
+
+
 def test_the_cli_from_a_before_run_alone(tmp_path, capsys):
     if not MMLU.is_dir():
         pytest.skip("the shared reference logs are not beside the repository")
