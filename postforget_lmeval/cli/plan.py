@@ -24,9 +24,9 @@ from postforget_lmeval.report.csv_safe import write_csv
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="postforget-pair plan",
-        description="Plan a forgetting study from a pilot: today's 95%% interval half-widths of F_true and BT_true, "
-        "the smallest forgetting detectable at 80%% power, and the items needed for a target half-width with "
-        f"{', '.join(map(str, SEEDS))} seeds.",
+        description="Plan a forgetting study from a pilot, or from a before-run alone with an assumed forgetting rate: "
+        "the 95% interval half-widths of F_true and BT_true, the smallest forgetting detectable at 80% power, and "
+        f"the items needed for a target half-width with {', '.join(map(str, SEEDS))} seeds.",
     )
     p.add_argument("dirs", nargs="*", metavar="DIR", help="a postforget-pair output folder, or BEFORE_DIR AFTER_DIR")
     p.add_argument(

@@ -205,6 +205,10 @@ def test_the_cli_from_a_before_run_alone(tmp_path, capsys):
     ):
         assert main(argv) == 1
         assert said in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["plan", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "from a before-run alone" in shown and "95% interval" in shown and "%%" not in shown
 
 
 @pytest.mark.slow
