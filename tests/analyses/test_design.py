@@ -105,6 +105,17 @@ def test_rescaled_bootstrap_has_the_without_replacement_variance() -> None:
     assert replicate_means.var() == pytest.approx(0.5 * y.var(ddof=1) / len(y), rel=0.03)
 
 
+def test_interval_moves_its_lower_end_down_by_the_replicates_excess_and_stays_within_0_and_1() -> None:
+    z = 1.959964  # the normal quantile of a two-sided 95% interval
+    estimate = np.array([0.10, 0.10, 0.01, 0.99])
+    centre = np.array([0.12, 0.09, 0.02, 0.99])  # replicates' mean: 2 points above, 1 below, 1 above, equal
+    lo, hi = design.interval(estimate, centre, np.full(4, 0.01))
+    assert lo == pytest.approx([0.10 - 0.02 - z * 0.01, 0.10 - z * 0.01, 0.0, 0.99 - z * 0.01])
+    assert hi == pytest.approx([0.10 + z * 0.01, 0.10 + z * 0.01, 0.01 + z * 0.01, 1.0])
+    frame = pd.DataFrame({"F": [0.10]})  # the same on design.csv's frames
+    assert design.interval(frame, frame + 0.02, frame * 0 + 0.01)[0]["F"].iloc[0] == pytest.approx(lo[0])
+
+
 def _result(samples: pd.DataFrame, warnings: list[str]) -> PairResult:
     empty = pd.DataFrame()
     return PairResult(empty, empty, samples, empty, {"notes": [], "warnings": warnings}, list(warnings), [], {})
@@ -180,7 +191,7 @@ def test_subsets_of_real_runs_bias_coverage_and_items_against_a_simple_random_su
     for r in range(N_DRAWS):
         inclusion = design.draw(items, n, seed=r, allocation=allocation)
         reps = _overall(samples, inclusion, np.random.default_rng(10_000 + r), N_BOOT)
-        lo, hi = np.nanquantile(reps[1:], [0.025, 0.975], axis=0)
+        lo, hi = design.interval(reps[0], np.nanmean(reps[1:], axis=0), np.nanstd(reps[1:], axis=0, ddof=1))
         estimates.append(reps[0])
         covered.append((lo <= truth) & (truth <= hi))
         srs = items.assign(drawn=0, pi=n / len(items), stratum="all")  # n items of all, alike
@@ -193,21 +204,16 @@ def test_subsets_of_real_runs_bias_coverage_and_items_against_a_simple_random_su
     error = estimates.std(axis=0, ddof=1) / np.sqrt(N_DRAWS)
     coverage = covered.mean(axis=0)
     ratio = estimates.var(axis=0, ddof=1) / simple.var(axis=0, ddof=1)  # items needed for one half-width: design/SRS
-    print(
-        {
-            r: (b, e, c, q)
-            for r, b, e, c, q in zip(design.RATES, bias.round(4), error.round(4), coverage, ratio.round(2))
-        }
-    )
+    for r, b, e, c, q in zip(design.RATES, bias, error, coverage, ratio):  # docs/planning.md records these
+        print(f"{allocation} {r}: bias {100 * b:+.2f} ± {100 * e:.2f} points, coverage {c:.1%}, items/SRS {q:.2f}")
     f, bt, f_true, bt_true = range(4)
-    # F and BT: design-unbiased, and their intervals hold the full-run figure at least 93% of the time
+    # every figure's interval holds the full-run figure at least 93% of the time
+    assert (coverage >= 0.93).all()
+    # F and BT: design-unbiased, within three Monte-Carlo errors
     assert abs(bias[f]) < 3 * error[f] and abs(bias[bt]) < 3 * error[bt]
-    assert coverage[f] >= 0.93 and coverage[bt] >= 0.93
     # F_true and BT_true clip each sub-benchmark at 0 (the paper's definition), and no estimator of a clipped figure
-    # is unbiased on ~40 items a sub-benchmark: measured +0.3 and +0.5 points, which costs F_true coverage (0.84;
-    # four of the 19 subjects lie at or below their chance baseline). Bounded here so that a change shows.
-    assert 0 < bias[f_true] < 0.005 and 0 < bias[bt_true] < 0.007
-    assert coverage[f_true] >= 0.80 and coverage[bt_true] >= 0.90
+    # is unbiased on ~40 items a sub-benchmark: measured a few tenths of a point high. Bounded so that a change shows.
+    assert 0 < bias[f_true] < 0.005 and 0 < bias[bt_true] < 0.006
     if allocation == "proportional":  # fewer items than a simple random subset for every figure
         assert (ratio < 0.9).all()
     else:  # about half the items of a simple random subset for F and F_true, more for BT and BT_true
