@@ -35,7 +35,6 @@ BT, b is the bootstrap's noise. Coverage of every figure 94-97% in 2,000 draws o
 
 from __future__ import annotations
 
-import re
 from typing import TypeVar
 
 import numpy as np
@@ -57,7 +56,8 @@ only BT, less: F and F_true need fewer items, BT and BT_true more (docs/planning
 MIN_PER_STRATUM = 2
 """Every stratum holds at least this many drawn items (all of it when smaller), so none goes unrepresented and
 each has a spread for the bootstrap."""
-INCLUSION_COLUMNS = ("task", "subtask", "doc_id", "stratum", "stratum_size", "drawn", "pi")
+INCLUSION_COLUMNS = ("task", "subtask", "doc_id", "stratum", "stratum_size", "drawn", "pi", "allocation")
+"""inclusion.csv: one row per item of the before-run; ``allocation`` names the draw's (one of :data:`ALLOCATIONS`)."""
 RATES = ("F", "BT", "F_true", "BT_true")
 DESIGN_COLUMNS = (
     "level", "category", "subtask", "items", "drawn", "paired",
@@ -116,6 +116,7 @@ def draw(items: pd.DataFrame, n: int, seed: int = 0, allocation: str = "proporti
     rank = pd.Series(np.random.default_rng(seed).random(len(out))).groupby([out[k] for k in keys]).rank(method="first")
     out["drawn"] = (rank <= out["n_h"]).astype(int)  # the n_h smallest of uniform keys: a simple random sample
     out["pi"] = out["n_h"] / out["stratum_size"]
+    out["allocation"] = allocation
     return out[list(INCLUSION_COLUMNS)]
 
 
@@ -252,16 +253,18 @@ def as_categories(table: pd.DataFrame) -> pd.DataFrame:
     return rows.drop(columns=["level", "subtask"]).assign(average="macro")
 
 
-_UNDRAWN = re.compile(
-    r"^(?P<subtask>.+) seed .+?: (?P<n>\d+) item\(s\) only on the before side \(doc_id .*\) cannot be paired"
-)
-"""The pairing's warning of a sub-benchmark and seed with items on the before side only (``join.warn_unpaired``)."""
+def drawn_items(inclusion: pd.DataFrame) -> frozenset[tuple[str, int]]:
+    """The (sub-benchmark, doc_id) drawn in ``inclusion``: what the pairing is told (``PairOptions.drawn``) so that
+    the before-run's items outside the subset are not warned about as unpaired."""
+    drawn = inclusion[inclusion["drawn"] == 1]
+    return frozenset(zip(drawn["subtask"].astype(str), drawn["doc_id"].astype(int)))
 
 
 def weigh(result: PairResult, inclusion: pd.DataFrame, source: str, n_boot: int = _bootstrap.N_BOOT) -> None:
     """Add the design-weighted figures of the subset ``inclusion`` (read from ``source``) to ``result``: the table
-    ``design``, ``summary["design"]`` and a note that the unweighted tables describe the sample. A before-run's
-    item outside the subset is unpaired by design: its warning becomes one note with the count."""
+    ``design``, ``summary["design"]`` and a note that the unweighted tables describe the sample. ``result``: a pairing
+    told the drawn items (``PairOptions.drawn`` = :func:`drawn_items`), so the before-run's items outside the subset
+    are counted (``unpaired_undrawn``), not warned about; they become one note."""
     subtasks = set(result.samples["subtask"].astype(str))
     missing = sorted(subtasks - set(inclusion["subtask"]))
     if missing:
@@ -269,15 +272,7 @@ def weigh(result: PairResult, inclusion: pd.DataFrame, source: str, n_boot: int 
             f"{source}: no items of sub-benchmark(s) {', '.join(missing[:5])}: draw the subset from this pairing's "
             "before-run (postforget-pair subset BEFORE_DIR), or leave them out with --exclude"
         )
-    undrawn = inclusion[inclusion["drawn"] == 0].groupby("subtask").size()
-    kept, by_design = [], 0
-    for w in result.warnings:
-        m = _UNDRAWN.match(w)
-        if m and "only on the after side" not in w and int(m["n"]) == undrawn.get(m["subtask"], -1):
-            by_design += int(m["n"])
-        else:
-            kept.append(w)
-    result.warnings[:] = kept
+    by_design = int(result.summary["totals"].get("unpaired_undrawn", 0))
     drawn = inclusion.loc[inclusion["drawn"] == 1, ["subtask", "doc_id"]]
     items = result.samples[["subtask", "doc_id"]].astype({"subtask": str}).drop_duplicates()
     extra = len(items.merge(drawn, how="left", indicator=True).query("_merge == 'left_only'"))
@@ -297,8 +292,14 @@ def weigh(result: PairResult, inclusion: pd.DataFrame, source: str, n_boot: int 
             "random within their sub-benchmark: evaluate the after-model on every item of samples.json"
         )
     overall = table[table["category"] == metrics.OVERALL].iloc[0]
+    counts = inclusion[inclusion["subtask"].isin(subtasks)].groupby(["subtask", "stratum"], sort=True)["drawn"]
+    strata: dict[str, dict[str, list[int]]] = {}  # per sub-benchmark and stratum: [items, drawn]
+    for (subtask, stratum), n, d in counts.agg(["size", "sum"]).itertuples(name=None):
+        strata.setdefault(subtask, {})[stratum] = [int(n), int(d)]
     result.summary["design"] = {
         "inclusion": source,
+        "allocation": str(inclusion["allocation"].iloc[0]),
+        "strata": strata,
         "estimator": "Hájek ratio of the drawn items weighted 1/pi per sub-benchmark and seed, macro averages",
         "interval": f"estimate - b - 1.96 s to estimate + 1.96 s, within [0, 1]: s the standard deviation and b the "
         f"mean's excess over the estimate of {n_boot} stratified rescaling-bootstrap replicates (Rao-Wu)",

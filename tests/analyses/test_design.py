@@ -27,7 +27,9 @@ def _inclusion(strata: dict[str, tuple[int, list[int]]], subtask: str = "s") -> 
     rows, start = [], 0
     for stratum, (size, drawn) in strata.items():
         for doc_id in range(start, start + size):
-            rows.append((subtask, subtask, doc_id, stratum, size, int(doc_id in drawn), len(drawn) / size))
+            rows.append(
+                (subtask, subtask, doc_id, stratum, size, int(doc_id in drawn), len(drawn) / size, "proportional")
+            )
         start += size
     return pd.DataFrame(rows, columns=list(design.INCLUSION_COLUMNS))
 
@@ -88,8 +90,10 @@ def test_strata_from_the_seeds_and_the_draw() -> None:
 
 def test_samples_json_names_both_variants_of_a_postforget_task() -> None:
     inclusion = pd.DataFrame(
-        [("postforget_a_base", "a", 3, "right", 2, 1, 0.5), ("postforget_a_base", "a", 1, "right", 2, 1, 0.5),
-         ("mmlu_x", "mmlu_x", 0, "wrong", 2, 0, 0.5), ("mmlu_x", "mmlu_x", 5, "wrong", 2, 1, 0.5)],
+        [("postforget_a_base", "a", 3, "right", 2, 1, 0.5, "proportional"),
+         ("postforget_a_base", "a", 1, "right", 2, 1, 0.5, "proportional"),
+         ("mmlu_x", "mmlu_x", 0, "wrong", 2, 0, 0.5, "proportional"),
+         ("mmlu_x", "mmlu_x", 5, "wrong", 2, 1, 0.5, "proportional")],
         columns=list(design.INCLUSION_COLUMNS),
     )  # fmt: skip
     assert design.samples_json(inclusion) == {"mmlu_x": [5], "postforget_a": [1, 3], "postforget_a_base": [1, 3]}
@@ -116,28 +120,51 @@ def test_interval_moves_its_lower_end_down_by_the_replicates_excess_and_stays_wi
     assert design.interval(frame, frame + 0.02, frame * 0 + 0.01)[0]["F"].iloc[0] == pytest.approx(lo[0])
 
 
-def _result(samples: pd.DataFrame, warnings: list[str]) -> PairResult:
+def _result(samples: pd.DataFrame, warnings: list[str], undrawn: int | None = None) -> PairResult:
+    """A pairing's result; ``undrawn``: the before items outside the subset that the pairing counted."""
     empty = pd.DataFrame()
-    return PairResult(empty, empty, samples, empty, {"notes": [], "warnings": warnings}, list(warnings), [], {})
+    totals = {} if undrawn is None else {"unpaired_undrawn": undrawn}
+    summary = {"notes": [], "warnings": warnings, "totals": totals}
+    return PairResult(empty, empty, samples, empty, summary, list(warnings), [], {})
 
 
-def test_weigh_turns_the_undrawn_items_warnings_into_one_note() -> None:
+def test_weigh_notes_the_items_the_pairing_counted_as_undrawn_and_parses_no_warning() -> None:
     inclusion = _inclusion({"right": (4, [0, 1]), "wrong": (3, [4])})
     samples = _samples([("s", 0, 1, 0), ("s", 1, 1, 1), ("s", 4, 0, 1)])
-    undrawn = "s seed 0: 4 item(s) only on the before side (doc_id 2, 3, 5, 6) cannot be paired and are left out"
-    lacking = "s seed 0: 5 item(s) only on the before side (doc_id 1, 2, 3, 5, 6) cannot be paired and are left out"
-    other = "after: something else"
-    result = _result(samples, [undrawn, other])
+    # a warning worded as the pairing's for unpaired items is the pairing's to give: weigh keeps it as it is
+    unpaired = "s seed 0: 4 item(s) only on the before side (doc_id 2, 3, 5, 6) cannot be paired and are left out"
+    result = _result(samples, [unpaired], undrawn=4)
     design.weigh(result, inclusion, "sub/inclusion.csv", n_boot=20)
-    assert result.warnings == [other]
-    assert result.notes[0] == design.SAMPLE_NOTE
-    assert "4 item(s) of the before-run outside the subset" in result.notes[1]
+    assert result.warnings == [unpaired]
+    assert result.notes == [
+        design.SAMPLE_NOTE,
+        "--weights: 4 item(s) of the before-run outside the subset, unpaired as drawn",
+    ]
+    assert result.summary["design"]["unpaired_by_design"] == 4
     assert result.summary["design"]["overall"]["F"] == pytest.approx(2 / 7)
     assert list(result.tables["design"].columns) == list(design.DESIGN_COLUMNS)
-    # a drawn item that the after-run lacks keeps its warning and adds one of its own
-    result = _result(samples[samples["doc_id"] != 1], [lacking])
+    # a drawn item that the after-run lacks is a warning of its own
+    result = _result(samples[samples["doc_id"] != 1], [], undrawn=4)
     design.weigh(result, inclusion, "sub/inclusion.csv", n_boot=20)
-    assert result.warnings[0] == lacking and "1 drawn item(s) missing from the after-run" in result.warnings[1]
+    assert result.warnings[0].startswith("--weights: 1 drawn item(s) missing from the after-run")
+    assert result.summary["design"]["drawn_missing"] == 1
+
+
+def test_summary_records_the_design() -> None:
+    inclusion = pd.concat(
+        [_inclusion({"right": (4, [0, 1]), "wrong": (3, [4])}), _inclusion({"right": (2, [0, 1])}, subtask="t")]
+    ).assign(allocation="forgetting")
+    samples = _samples([("s", 0, 1, 0), ("s", 1, 1, 1), ("s", 4, 0, 1), ("t", 0, 1, 1), ("t", 1, 1, 0)])
+    result = _result(samples, [], undrawn=5)
+    design.weigh(result, inclusion, "sub/inclusion.csv", n_boot=20)
+    recorded = result.summary["design"]
+    assert recorded["allocation"] == "forgetting"
+    assert recorded["strata"] == {"s": {"right": [4, 2], "wrong": [3, 1]}, "t": {"right": [2, 2]}}
+    assert (recorded["items"], recorded["drawn"], recorded["unpaired_by_design"]) == (9, 5, 5)
+    assert recorded["estimator"].startswith("Hájek ratio")
+    assert (
+        recorded["interval"].startswith("estimate - b - 1.96 s to estimate + 1.96 s") and "20 " in recorded["interval"]
+    )
 
 
 def test_weigh_refuses_a_subset_of_other_sub_benchmarks() -> None:
