@@ -51,3 +51,11 @@ def test_without_a_subset_every_unpaired_item_is_warned_about(sides: tuple[Path,
     assert "unpaired_undrawn" not in result.summary["totals"]
     # an empty subset: every before item on its side only is undrawn
     assert pair(*sides, analyses=False, drawn=set()).summary["totals"]["unpaired_undrawn"] == 3
+
+
+def test_an_after_run_of_exactly_the_drawn_items_warns_of_nothing(tmp_path: Path) -> None:
+    before, after = _run(tmp_path / "before", list(range(6))), _run(tmp_path / "after", [1, 4])
+    result = pair(before, after, analyses=False, drawn=[("logic_a", 1), ("logic_a", 4)], strict=True)
+    assert not result.warnings
+    assert result.summary["totals"]["unpaired_undrawn"] == 4
+    assert result.summary["totals"]["unpaired_before"] == 4  # the pairing's own count is unchanged
