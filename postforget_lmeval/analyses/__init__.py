@@ -23,7 +23,7 @@ table shows of them.
 from postforget_lmeval.analyses._annotate import ABOVE_MAX, ABOVE_MAX_NOTE, TERMINAL_COLUMNS, annotate, terminal_columns
 from postforget_lmeval.analyses._compare import compare as compare_pairs
 from postforget_lmeval.analyses._design import ALLOCATIONS as SUBSET_ALLOCATIONS
-from postforget_lmeval.analyses._design import INCLUSION_COLUMNS, MIN_PER_STRATUM, samples_json, weigh
+from postforget_lmeval.analyses._design import INCLUSION_COLUMNS, MIN_PER_STRATUM, drawn_items, samples_json, weigh
 from postforget_lmeval.analyses._design import RATES as DESIGN_RATES
 from postforget_lmeval.analyses._design import as_categories as design_categories
 from postforget_lmeval.analyses._design import draw as draw_subset
@@ -49,6 +49,7 @@ __all__ = [
     "compare_pairs",
     "design_categories",
     "draw_subset",
+    "drawn_items",
     "item_strata",
     "overall_test",
     "plan_from_before",

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from postforget_lmeval.analyses import design_categories, weigh
+from postforget_lmeval.analyses import design_categories, drawn_items, weigh
 from postforget_lmeval.api import pair
 from postforget_lmeval.cli.console import MAX_WARNINGS, Bar, consoles, escape, failed
 from postforget_lmeval.cli.subset import design_table, read_inclusion
@@ -199,10 +199,12 @@ def command(argv: Sequence[str]) -> int:
         if args.paper_pair:
             paper.check_label(args.paper_pair)
         rules = [gate.parse_rule(r) for r in args.fail_if]
-        result = pair(args.before, args.after, options(args, strict=args.strict and not args.weights), progress=bar)
-        if args.weights:  # the subset's undrawn items are unpaired by design: --strict is checked after them
-            weigh(result, read_inclusion(args.weights), args.weights)
-            if args.strict and result.warnings:
+        inclusion = read_inclusion(args.weights) if args.weights else None
+        drawn = None if inclusion is None else drawn_items(inclusion)  # the rest is unpaired by design
+        result = pair(args.before, args.after, options(args, drawn=drawn), progress=bar)
+        if inclusion is not None:
+            weigh(result, inclusion, args.weights)
+            if args.strict and result.warnings:  # what weighing found
                 raise PairingError("--strict: " + "; ".join(result.warnings[:5]))
         if args.paper_pair:
             result.summary["paper_pair"] = args.paper_pair

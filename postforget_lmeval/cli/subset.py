@@ -86,7 +86,7 @@ def read_inclusion(path: str) -> pd.DataFrame:
     """inclusion.csv as ``subset`` wrote it, checked: every column, one row per item, drawn 0/1, π in (0, 1] and
     equal to the drawn share of its stratum."""
     try:
-        table = pd.read_csv(path, dtype={"task": str, "subtask": str, "stratum": str})
+        table = pd.read_csv(path, dtype={"task": str, "subtask": str, "stratum": str, "allocation": str})
     except (OSError, ValueError) as e:
         raise PairingError(f"{path}: cannot read the inclusion table ({e}): give SUBSET_DIR/inclusion.csv") from e
     lacking = [c for c in INCLUSION_COLUMNS if c not in table.columns]
@@ -97,6 +97,8 @@ def read_inclusion(path: str) -> pd.DataFrame:
         "drawn other than 0 or 1": ~table["drawn"].isin((0, 1)),
         "pi outside (0, 1]": ~((table["pi"] > 0) & (table["pi"] <= 1)),
         "an item listed twice": table.duplicated(["subtask", "doc_id"], keep=False),
+        f"an allocation other than {' or '.join(SUBSET_ALLOCATIONS)}": ~table["allocation"].isin(SUBSET_ALLOCATIONS),
+        "an allocation other than the first line's": table["allocation"] != next(iter(table["allocation"]), None),
     }
     for why, bad in problems.items():
         if bad.any():

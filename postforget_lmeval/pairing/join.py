@@ -236,12 +236,20 @@ def _unpaired_fix(joined: pd.DataFrame, group: pd.DataFrame, ids: dict[str, list
     return "run both sides on the same items (same --limit)"
 
 
-def warn_unpaired(joined: pd.DataFrame, got: Collected) -> None:
+def warn_unpaired(joined: pd.DataFrame, got: Collected, drawn: frozenset[tuple[str, int]] | None = None) -> int:
     """One warning per sub-benchmark and seed with items on one side only (fatal with --strict), with the fix
-    for its cause: different epochs or repeats, ids of different types, or different items."""
+    for its cause: different epochs or repeats, ids of different types, or different items. ``drawn``: the
+    (sub-benchmark, doc_id) of a subset the after-run was given (``PairOptions.drawn``); a before item outside
+    it is unpaired by design and not warned about. Returns how many such rows (item x seed x replicate)."""
     lonely = joined[joined["_merge"] != "both"]
+    undrawn = 0
+    if drawn is not None:
+        keys = pd.MultiIndex.from_arrays([lonely["subtask"].astype(str), lonely["doc_id"]])
+        outside = (lonely["_merge"] == "left_only").to_numpy() & ~keys.isin(list(drawn))
+        undrawn = int(outside.sum())
+        lonely = lonely[~outside]
     if lonely.empty:
-        return
+        return undrawn
     keys = ["subtask", "seed", "replicate"]
     both = joined[joined["_merge"] == "both"].groupby(keys).size()
     repeats = joined["has_repeats_before"].fillna(False).astype(bool) | joined["has_repeats_after"].fillna(
@@ -259,3 +267,4 @@ def warn_unpaired(joined: pd.DataFrame, got: Collected) -> None:
             f"{run}: {' and '.join(parts)} cannot be paired and are left out of the figures "
             f"({paired} paired): {_unpaired_fix(joined, group, ids)}"
         )
+    return undrawn

@@ -27,7 +27,9 @@ class PairOptions:
     from its logged response instead of trusting the logged 0/1. ``source_format``: the input format of both
     sides (default: detected per directory). ``analyses``: add the analyses beyond the paper
     (:mod:`postforget_lmeval.analyses`). ``chance_k``: 'item' counts k per item; 'paper' uses the paper's
-    official k, to compare with its tables like for like.
+    official k, to compare with its tables like for like. ``drawn``: the items (sub-benchmark, doc_id) of a subset
+    the after-run was evaluated on (``postforget-pair subset``, ``--weights``): a before item outside it is
+    unpaired by design, counted in ``summary["totals"]["unpaired_undrawn"]`` and not warned about.
     """
 
     metric: str | None = None
@@ -42,6 +44,7 @@ class PairOptions:
     source_format: str | None = None
     analyses: bool = True
     chance_k: str = "item"
+    drawn: frozenset[tuple[str, int]] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tasks", tuple(self.tasks or ()))
@@ -55,6 +58,8 @@ class PairOptions:
         if self.jobs is not None and self.jobs < 1:
             raise PairingError(f"--jobs must be at least 1, not {self.jobs}")
         _check_rescore(self.rescore)
+        if self.drawn is not None:
+            object.__setattr__(self, "drawn", frozenset((str(s), int(d)) for s, d in self.drawn))
 
     @classmethod
     def of(cls, options: PairOptions | None, **overrides: Any) -> PairOptions:

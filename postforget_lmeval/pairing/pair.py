@@ -136,7 +136,7 @@ def pair_runs(
             "no item is present on both sides for any matched seed: check that both directories ran the same tasks"
         )
     paired = paired.astype({"before": "int8", "after": "int8"})
-    join.warn_unpaired(joined, got)
+    undrawn = join.warn_unpaired(joined, got, options.drawn)
     twin_items = twins.twin_table(twin_reads, paired, got)
     if options.strict and got.warnings:
         raise PairingError("--strict: " + listing(got.warnings, 5, "; "))
@@ -167,6 +167,8 @@ def pair_runs(
         scored_by=scored[0] if len(scored) == 1 else "; ".join(scored),
         timing={"read_seconds": read_seconds, "total_seconds": time.perf_counter() - started},
     )  # fmt: skip
+    if options.drawn is not None:
+        result.summary["totals"]["unpaired_undrawn"] = undrawn
     return result
 
 

@@ -72,9 +72,31 @@ def test_subset_samples_json_after_run_and_weighted_pairing(tmp_path: Path, caps
     assert (overall["items"], overall["drawn"], overall["paired"]) == (21, 10, 10)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["design"]["overall"]["F"] == pytest.approx(overall["F"])
+    assert summary["design"]["allocation"] == "forgetting"
+    assert summary["design"]["strata"] == {"logic_a": {"mixed": [3, 3], "right": [6, 4], "wrong": [12, 3]}}
+    assert summary["design"]["interval"].startswith("estimate - b - 1.96 s")
+    assert summary["totals"]["unpaired_undrawn"] == summary["design"]["unpaired_by_design"] == 2 * 11
     assert any("describe the items drawn" in n for n in summary["notes"]) and not summary["warnings"]
     # a release gate on a subset reads the design-weighted figure, not the sample's
     assert summary["gate"]["checks"][0]["value"] == pytest.approx(100 * overall["F_true"])
+
+
+def test_a_drawn_item_the_after_run_lacks_is_warned_about_alone(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    _runs(tmp_path / "before", BEFORE, list(range(21)))
+    assert main(["subset", str(tmp_path / "before"), "--size", "10", "-o", str(tmp_path / "sub"), "--seed", "2"]) == 0
+    drawn = json.loads((tmp_path / "sub" / "samples.json").read_text())["postforget_logic_a"]
+    _runs(tmp_path / "after", AFTER, drawn[1:])  # the first drawn item not evaluated
+    capsys.readouterr()
+    weights = str(tmp_path / "sub" / "inclusion.csv")
+    argv = [str(tmp_path / "before"), str(tmp_path / "after"), "-o", str(tmp_path / "out"), "--weights", weights]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    for seed in (0, 1):  # the pairing's warning names the drawn item only, not the 11 left out by design
+        assert f"logic_a seed {seed}: 1 item(s) only on the before side (doc_id {drawn[0]}) cannot be paired" in err
+    assert f"{2 * 11} item(s) of the before-run outside the subset, unpaired as drawn" in err
+    assert "1 drawn item(s) missing from the after-run" in err
+    assert main([*argv, "--strict"]) == 1
+    assert f"--strict: logic_a seed 0: 1 item(s) only on the before side (doc_id {drawn[0]})" in capsys.readouterr().err
 
 
 def test_a_size_beyond_the_before_run_says_what_can_be_drawn(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -99,6 +121,11 @@ def test_a_problem_of_the_before_run_is_printed_once(tmp_path: Path, capsys: pyt
         (lambda t: t.drop(columns="pi"), "no column(s) pi"),
         (lambda t: t.assign(drawn=t["drawn"].where(t.index != 3, 2)), "line 5: drawn other than 0 or 1"),
         (lambda t: t.assign(pi=t["pi"].where(t.index != 0, 0.9)), "line 2: pi is not the drawn share"),
+        (
+            lambda t: t.assign(allocation=t["allocation"].where(t.index != 4, "forgetting")),
+            "line 6: an allocation other than the first line's",
+        ),
+        (lambda t: t.assign(allocation="even"), "line 2: an allocation other than proportional or forgetting"),
     ],
 )
 def test_a_bad_inclusion_file_names_its_line(tmp_path: Path, capsys: pytest.CaptureFixture, edit, message) -> None:
