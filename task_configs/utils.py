@@ -3,7 +3,6 @@
 lm-eval loads this file by path, next to the YAMLs; the logic lives in the installed package.
 """
 
-from postforget_lmeval.demo.facts import facts_dataset as load_demo_facts
 from postforget_lmeval.tasks.hooks import (
     description,
     doc_to_choice,
@@ -31,13 +30,23 @@ __all__ = [
     "doc_to_text_chat",
     "doc_to_text_ll",
     "fewshot_target_cot",
-    "load_demo_facts",
+    "load_demo_world",
     "process_results_base",
     "process_results_base_direct",
     "process_results_chat",
     "process_results_ll",
     "records_k_eff",
 ]
+
+
+
+def load_demo_world(**metadata: object) -> object:
+    """``postforget demo``'s facts as lm-eval's ``custom_dataset`` hook wants them; imported here, when a demo task
+    loads, because they need the [demo] extra."""
+    from postforget_lmeval.demo.world import questions_dataset
+
+    return questions_dataset(**metadata)
+
 
 # process_docs_<task> for every catalog entry and fewshot_<base task> (its exemplars), bound to
 # their sub-benchmark.

