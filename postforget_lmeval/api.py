@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from postforget_lmeval.analyses import annotate
+from postforget_lmeval.errors import PairingError
 from postforget_lmeval.pairing.options import PairOptions
 from postforget_lmeval.pairing.pair import item_loader, pair_runs
 from postforget_lmeval.pairing.results import PairResult
@@ -40,6 +43,25 @@ def pair(
     timing = result.summary["timing"]
     timing["analyses_seconds"] = round(time.perf_counter() - analyses_started, 3)
     timing["total_seconds"] = round(time.perf_counter() - started, 3)
+    return result
+
+
+def pair_with_itself(before: str | os.PathLike[str], **overrides: Any) -> PairResult:
+    """The runs under ``before`` paired with themselves (exact seeds, no analyses) through a mirror of links to its
+    files, for what is planned or drawn from a before-run alone: the runs chosen, the checks made and the
+    (sub-benchmark, doc_id) keys are exactly those of a later pairing with the after-run. ``overrides`` as for
+    :func:`pair`. Each warning is kept once, as the before side says it."""
+    root = Path(before)
+    if not root.is_dir():
+        raise PairingError(f"{before}: not a folder: give the --output_path of the before-run")
+    with tempfile.TemporaryDirectory(prefix="postforget-before-") as mirror:
+        for path in root.rglob("*"):
+            if path.is_file():
+                link = Path(mirror, path.relative_to(root))
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to(path.resolve())
+        result = pair(root, mirror, analyses=False, seed_match="exact", **overrides)
+    result.warnings = [w for w in result.warnings if mirror not in w and not w.startswith("after")]
     return result
 
 

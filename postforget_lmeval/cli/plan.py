@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from rich.table import Table
 
 from postforget_lmeval.analyses import PLAN_SEEDS as SEEDS
 from postforget_lmeval.analyses import plan_from_before, plan_study
-from postforget_lmeval.api import pair
+from postforget_lmeval.api import pair, pair_with_itself
 from postforget_lmeval.cli.console import consoles, escape, failed
 from postforget_lmeval.errors import PairingError
 from postforget_lmeval.report.csv_safe import write_csv
@@ -55,18 +54,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def before_run(root: str) -> pd.DataFrame:
-    """The samples table of the before-run under ``root`` paired with itself (exact seeds), through a mirror of links
-    to its files, so that the runs chosen, the checks made and the (sub-benchmark, doc_id) keys are those of a later
-    pairing with the after-run."""
-    if not Path(root).is_dir():
-        raise PairingError(f"{root}: not a folder: give the --output_path of the before-run")
-    with tempfile.TemporaryDirectory(prefix="postforget-plan-") as mirror:
-        for path in Path(root).rglob("*"):
-            if path.is_file():
-                link = Path(mirror, path.relative_to(root))
-                link.parent.mkdir(parents=True, exist_ok=True)
-                link.symlink_to(path.resolve())
-        return pair(root, mirror, analyses=False, seed_match="exact").samples
+    """The samples table of the before-run under ``root`` paired with itself, keyed as a later pairing with the
+    after-run keys it."""
+    return pair_with_itself(root).samples
 
 
 def _samples(dirs: list[str]) -> pd.DataFrame:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from postforget_lmeval.analyses import (
     item_strata,
     samples_json,
 )
-from postforget_lmeval.api import pair
+from postforget_lmeval.api import pair_with_itself
 from postforget_lmeval.cli.console import consoles, escape, failed
 from postforget_lmeval.errors import PairingError
 from postforget_lmeval.metrics import OVERALL
@@ -61,25 +60,13 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _before_items(args: argparse.Namespace) -> tuple[pd.DataFrame, list[str]]:
-    """Every item of the before-run with its stratum, and the reading's warnings. The run is paired with itself
-    (exact seeds) through a mirror of links to its files, so the runs chosen, the checks made and the
-    (sub-benchmark, doc_id) keys are exactly those of the later pairing with the after-run; a warning is kept once,
-    as the before side says it."""
+    """Every item of the before-run with its stratum (the run paired with itself, keyed as the later pairing with
+    the after-run keys it), and the reading's warnings."""
     tasks, exclude = ([p.strip() for v in arg for p in v.split(",") if p.strip()] for arg in (args.tasks, args.exclude))
-    root = Path(args.before)
-    if not root.is_dir():
-        raise PairingError(f"{args.before}: not a folder: give the --output_path of the before-run")
-    with tempfile.TemporaryDirectory(prefix="postforget-subset-") as mirror:
-        for path in root.rglob("*"):
-            if path.is_file():
-                link = Path(mirror, path.relative_to(root))
-                link.parent.mkdir(parents=True, exist_ok=True)
-                link.symlink_to(path.resolve())
-        runs = pair(
-            root, mirror, analyses=False, seed_match="exact", tasks=tasks, exclude=exclude,
-            metric=args.metric, filter=args.filter, source_format=args.format,
-        )  # fmt: skip
-    return item_strata(runs.samples), [w for w in runs.warnings if mirror not in w and not w.startswith("after")]
+    runs = pair_with_itself(
+        args.before, tasks=tasks, exclude=exclude, metric=args.metric, filter=args.filter, source_format=args.format
+    )
+    return item_strata(runs.samples), runs.warnings
 
 
 def read_inclusion(path: str) -> pd.DataFrame:

@@ -117,7 +117,7 @@ class ForgettingCallback(TrainerCallback):
         control.should_log = should_log  # trainer.log clears it: the Trainer's own log of this step (loss) still runs
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.trainer = _calling_trainer()
+        self.trainer = _calling_trainer(self)
         refused = _refused(self.trainer, kwargs["model"])
         if refused:
             raise NotImplementedError(refused)
@@ -174,19 +174,24 @@ def _refused(trainer: Any, model: Any) -> str:
     return ""
 
 
-def _calling_trainer() -> Any:
-    """The ``transformers.Trainer`` whose event is being handled: its ``log`` is how the figures reach
-    ``state.log_history`` and every reporting integration (W&B, TensorBoard, ...), and the events hand a callback
-    the model and the tokenizer but not the Trainer, so it is the ``self`` of the Trainer method up the stack."""
+def _calling_trainer(callback: ForgettingCallback) -> Any:
+    """The ``transformers.Trainer`` that holds ``callback``: its ``log`` is how the figures reach
+    ``state.log_history`` and every reporting integration (W&B, TensorBoard, ...). transformers (5.24) hands callbacks
+    neither the Trainer nor its callback handler (the events carry ``args``, ``state``, ``control``, the model, the
+    processing class, optimizer, scheduler and dataloaders), and a callback's ``on_log`` runs after the reporting
+    integrations' own, so the Trainer is read from the calling frames: the nearest one whose callbacks include this
+    one, not merely the nearest Trainer (another Trainer's method may be the one that dispatched the event)."""
     from transformers import Trainer
 
     frame = sys._getframe(1)
     while frame is not None:
         owner = frame.f_locals.get("self")
-        if isinstance(owner, Trainer):
+        handler = getattr(owner, "callback_handler", None)
+        if isinstance(owner, Trainer) and any(c is callback for c in getattr(handler, "callbacks", ())):
             return owner
         frame = frame.f_back
     raise PairingError(
-        "ForgettingCallback runs inside a transformers Trainer (or a trainer built on it, such as TRL's); for "
-        "another training loop use postforget_lmeval.training.Probes"
+        "ForgettingCallback found no caller of this event that holds it: it runs inside the transformers Trainer it "
+        "was given to (Trainer(callbacks=[...]) or trainer.add_callback; a trainer built on it, such as TRL's, too), "
+        "whose own methods dispatch its events; for another training loop use postforget_lmeval.training.Probes"
     )

@@ -252,3 +252,25 @@ def test_a_run_resumed_into_a_new_folder_measures_against_the_checkpoint_and_say
     assert (
         f"no earlier probes in {out}; the curve of this resumed run measures against step 6" in capsys.readouterr().out
     )
+
+
+def test_events_dispatched_by_another_trainer_stop_instead_of_logging_into_it(tmp_path: Path) -> None:
+    """A Trainer subclass whose method drives another Trainer's events (a pipeline of two trainers): the nearest
+    Trainer on the call stack does not hold the callback, so the probe stops before probing, naming the cause,
+    rather than logging its figures into that Trainer's history."""
+    from transformers import Trainer
+
+    from postforget_lmeval import ForgettingCallback
+
+    class Pipeline(Trainer):
+        def start(self, inner: Trainer) -> None:
+            inner.callback_handler.on_train_begin(inner.args, inner.state, inner.control)
+
+    out = tmp_path / "out"
+    probe = ForgettingCallback(["probe_words"], out, include_path=task(tmp_path))
+    inner = trainer_on(tmp_path, texts(1), STEPS, callbacks=[probe])
+    outer = trainer_on(tmp_path, texts(0), STEPS, trainer_class=Pipeline)
+    with pytest.raises(PairingError, match="found no caller of this event that holds it"):
+        outer.start(inner)
+    assert outer.state.log_history == []
+    assert not out.exists()

@@ -69,6 +69,7 @@ def trainer_on(
     batch: int = 4,
     lr: float = 1e-2,
     callbacks=None,
+    trainer_class=None,
     **extra,
 ):
     from transformers import (
@@ -99,7 +100,7 @@ def trainer_on(
         **{"save_strategy": "no", **extra},
     )
     collate = DataCollatorForLanguageModeling(tokenizer, mlm=False)  # pads; loss on the text only
-    return Trainer(
+    return (trainer_class or Trainer)(
         model=model,
         args=args,
         train_dataset=rows,
