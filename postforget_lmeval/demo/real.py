@@ -77,7 +77,7 @@ TWIN = DEMO.ll_task
 THREADS = 2
 """One fixed thread count: CPU kernels may sum in another order with another count, and change the figures."""
 SEED = 0
-BATCH = 32
+BATCH = 64
 """lm-eval's batch size, for scoring and for generating."""
 
 
@@ -85,12 +85,12 @@ BATCH = 32
 class Settings:
     """How much post-training the demo runs, and how it evaluates."""
 
-    steps: int = 12
+    steps: int = 24
     batch_size: int = 8
     lr: float = 3e-4
     replay_every: int = 4  # after_replay: one example in this many comes from the replay pool
     train_layers: int = 10  # the top 10 of the 30 layers are trained: backward stops there
-    probe_every: int = 4  # the forgetting curve: probe after this many steps (0: no curve)
+    probe_every: int = 6  # the forgetting curve: probe after this many steps (0: no curve)
     probe_stride: int = 2  # the probe asks every this-many-th evaluated fact
     # the after models whose replies are generated too (before's always are): generating costs far more than
     # scoring on a CPU, so replay and control are scored by the twin alone
@@ -109,8 +109,8 @@ PAIRS = {  # pairing directory: (label, after model)
     "replay": ("before→after_replay", "after_replay"),
     "control": ("before→control", "control"),
 }
-GEN = "_generated"
-"""The suffix of the pairs (and their folders) of the generated answers, beside the twin's pairs named in PAIRS."""
+GEN, GEN_LABEL = "_generated", " generated"
+"""The suffixes of the folders and labels of the generated answers' pairs, beside the twin's pairs named in PAIRS."""
 
 
 def task_manager() -> Any:
@@ -292,7 +292,7 @@ def _summary(result: Any) -> dict[str, float]:
     figure beyond it, and the knowledge-kept share of what the generated answers lost."""
     figures = ("acc_before", "acc_after", "F", "F_chance", "F_true", "BT_true")
     summary = {"n": float(result.subtasks["n"].iloc[0])} | {c: _overall(result, f"{c}_mean") for c in figures}
-    summary |= {c: _overall(result, f"{c}_mean") for c in ("F_true_noise", "F_true_beyond_noise")}
+    summary |= {c: _overall(result, f"{c}_mean") for c in ("F_noise", "F_true_noise", "F_true_beyond_noise")}
     knowledge = result.tables.get("knowledge")
     if knowledge is not None and len(knowledge):
         row = knowledge[knowledge["level"] == "overall"].iloc[0]
@@ -312,7 +312,7 @@ def _table(title: str, pairs: dict[str, dict], columns: dict[str, str]) -> Table
         table.add_column(header, justify="right", no_wrap=True)
     for s in pairs.values():
         cells = [f"{100 * s[c]:.1f}" if c in s and s[c] == s[c] else "–" for c in columns]
-        table.add_row(s["label"], str(int(s["n"])), *cells)
+        table.add_row(s["label"].removesuffix(GEN_LABEL), str(int(s["n"])), *cells)  # the title says which
     return table
 
 
@@ -320,12 +320,14 @@ GENERATED = {
     "acc_before": "acc before",
     "acc_after": "acc after",
     "F": "F raw",
+    "F_noise": "its floor",
+    "F_chance": "F_chance",
     "F_true": "F_true",
-    "F_true_noise": "noise floor",
-    "F_true_beyond_noise": "beyond",
+    "F_true_noise": "its floor",
     "kept_share": "1→0 kept",
 }
-"""The generated answers' columns: F_true against its noise floor, and the share of the 1→0 the twin still knew."""
+"""The generated answers' columns: raw F and F_true, each beside its noise floor (what the sampling seeds' own
+disagreement gives), and the share of the 1→0 whose knowledge the twin says was kept."""
 LIKELIHOOD = {
     "acc_before": "acc before",
     "acc_after": "acc after",
@@ -477,7 +479,7 @@ def run(settings: Settings, out: Path, console: Console, callbacks: Sequence[Tra
         for key, (label, after) in PAIRS.items()
     ]
     specs += [
-        multipair.PairSpec(f"{label} generated", str(runs / "before"), str(runs / after), key + GEN)
+        multipair.PairSpec(label + GEN_LABEL, str(runs / "before"), str(runs / after), key + GEN)
         for key, (label, after) in PAIRS.items()
         if after in settings.generated
     ]
@@ -509,13 +511,14 @@ def run(settings: Settings, out: Path, console: Console, callbacks: Sequence[Tra
         console.print(table)
     for g in generated.values():
         console.print(
-            f"Generated answers, {g['label']}: F_true = {100 * g['F_true']:.1f}% of the known facts, against a noise "
-            f"floor of {100 * g['F_true_noise']:.1f}% (what the seeds' disagreement alone gives): "
-            f"{100 * g['F_true_beyond_noise']:+.1f} beyond it."
+            f"Generated answers, {g['label']}: raw F {100 * g['F']:.1f}% of the known facts went from right to wrong, "
+            f"against {100 * g['F_noise']:.1f}% that the seeds' disagreement alone gives and "
+            f"{100 * g['F_chance']:.1f}% that guessing gives at these accuracies (chance 25%); "
+            f"F_true {100 * g['F_true']:.1f}%, {100 * g['F_true_beyond_noise']:+.1f} beyond its noise floor."
         )
         if g.get("n_10"):
             console.print(
-                f"  Of its {int(g['n_10'])} replies that went from right to wrong, the twin after still ranks the "
+                f"  Of the {int(g['n_10'])} replies that went from right to wrong, the twin after still ranks the "
                 f"right option first for {int(g['n_10_kept'])} ({100 * g['kept_share']:.0f}%: knowledge kept, the "
                 f"reply went wrong) and not for {int(g['n_10_lost'])} (knowledge lost)."
             )
