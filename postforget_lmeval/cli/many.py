@@ -6,8 +6,6 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-import pandas as pd
-
 from postforget_lmeval.cli import pair as pair_command
 from postforget_lmeval.cli.console import consoles, escape, failed
 from postforget_lmeval.errors import PairingError
@@ -40,7 +38,7 @@ def command(name: str, argv: Sequence[str]) -> int:
             )
         specs = [many.parse_pair(t) for t in known.pair] if name == "multi" else many.chain(known.dirs)
         progress = None if args.quiet else (lambda spec, _: err.print(f"paired {escape(spec.label)}"))
-        results, written = many.run_pairs(
+        results, written, compared = many.run_pairs(
             specs, known.output, pair_command.options(args), plot=not args.no_plot, on_pair=progress
         )
     except (PairingError, OSError) as e:
@@ -53,8 +51,7 @@ def command(name: str, argv: Sequence[str]) -> int:
         why = many.no_baseline(results)
         if why:
             out.print(escape(why))
-        compared = Path(known.output) / "comparisons.csv"  # pairs with one before, compared when written
-        for line in many.comparison_lines(pd.read_csv(compared)) if compared.exists() else []:
+        for line in many.comparison_lines(compared) if compared is not None else []:
             out.print(escape(line))
     for spec in specs:
         r = results[spec.label]

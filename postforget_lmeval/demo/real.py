@@ -483,7 +483,7 @@ def run(settings: Settings, out: Path, console: Console, callbacks: Sequence[Tra
         for key, (label, after) in PAIRS.items()
         if after in settings.generated
     ]
-    results, _ = multipair.run_pairs(specs, out / "pairs", seed_match="order")
+    results, _, compared = multipair.run_pairs(specs, out / "pairs", seed_match="order")
     pairs = {
         spec.slug: {"label": spec.label, **_summary(results[spec.label]), "output": str(out / "pairs" / spec.slug)}
         for spec in specs
@@ -528,7 +528,6 @@ def run(settings: Settings, out: Path, console: Console, callbacks: Sequence[Tra
         f"{100 * replayed['F_true']:.1f}%; the control (the same steps on facts it knew) "
         f"{100 * control['F_true']:.1f}%."
     )
-    compared = pd.read_csv(out / "pairs" / "comparisons.csv")  # pairs with one before, compared item by item
     plain_vs_replay = compared[(compared["pair_a"] == real["label"]) & (compared["pair_b"] == replayed["label"])]
     for line in multipair.comparison_lines(plain_vs_replay):
         console.print(f"Plain against replay, item by item: {line}")

@@ -346,7 +346,7 @@ def write_curve(
     runs, steps = in_step_order(dirs, steps)
     out = Path(out_dir)
     specs = many.chain(runs)
-    results, written = many.run_pairs(specs, out / "chain", options, plot=plot, **overrides)
+    results, written, _ = many.run_pairs(specs, out / "chain", options, plot=plot, **overrides)
     first, previous = _pairs(runs, results)
     items = item_table(steps, first, hold)
     steady = steady_losses(items, [str(s) for s in steps], first_step(first), hold)

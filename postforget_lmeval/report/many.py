@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -217,6 +217,15 @@ def item_matrix(results: dict[str, PairResult]) -> pd.DataFrame:
     return merged.astype({label: labels for label in results})
 
 
+class Paired(NamedTuple):
+    """What :func:`run_pairs` made: each pair's result by label, the files written, and ``comparisons.csv``'s table
+    (None when no two pairs share a before directory, or without the analyses)."""
+
+    results: dict[str, PairResult]
+    written: list[Path]
+    compared: pd.DataFrame | None
+
+
 def run_pairs(
     specs: Sequence[PairSpec],
     out_dir: str | os.PathLike[str],
@@ -225,7 +234,7 @@ def run_pairs(
     plot: bool = True,
     on_pair: Callable[[PairSpec, PairResult], None] | None = None,
     **overrides: Any,
-) -> tuple[dict[str, PairResult], list[Path]]:
+) -> Paired:
     """Pair every spec (its own options over ``options`` and ``overrides``), write its outputs to ``out_dir/<slug>``,
     then the table across pairs. Stops at the first pair that fails, naming it."""
     if not specs:
@@ -251,7 +260,7 @@ def run_pairs(
                 on_pair(spec, result)
         compared = comparisons(specs, results) if PairOptions.of(options, **overrides).analyses else None
         written += write_table(results, out, plot=plot, directories=dict(zip(labels, dirs)), compared=compared)
-    return results, moved(written, out, out_dir)
+    return Paired(results, moved(written, out, out_dir), compared)
 
 
 def comparisons(specs: Sequence[PairSpec], results: dict[str, PairResult]) -> pd.DataFrame | None:

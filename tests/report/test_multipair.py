@@ -46,7 +46,7 @@ def test_three_pairs_one_table(stages: dict[str, Path], tmp_path: Path) -> None:
         multipair.PairSpec("base→merge", str(stages["base"]), str(stages["merge"])),
     ]
     out = tmp_path / "out"
-    results, written = multipair.run_pairs(specs, out)
+    results, written, _ = multipair.run_pairs(specs, out)
     assert list(results) == ["base→sft", "sft→rl", "base→merge"]
     for spec in specs:  # each pair's own outputs, report.html included: 2 sub-benchmarks x 2 seeds x 10 items
         assert pd.read_csv(out / spec.directory / "subtasks.csv")["n"].sum() == 40
@@ -125,6 +125,20 @@ def test_multi_from_the_command_line(stages: dict[str, Path], tmp_path: Path) ->
     assert list(wide.columns)[2:] == ["sft", "rl", "merge"]
     subtasks = pd.read_csv(out / "sft" / "subtasks.csv")
     assert set(subtasks.loc[subtasks["subtask"] == "piqa_main", "k"]) == {4.0}  # the paper's k, not PIQA's 2
+
+
+def test_multi_prints_the_comparison_of_pairs_with_one_before(
+    stages: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """sft and merge share their before: the terminal gives their item-by-item comparison, as comparisons.csv has it."""
+    out = tmp_path / "multi"
+    pairs = ["--pair", f"sft={stages['base']},{stages['sft']}", "--pair", f"merge={stages['base']},{stages['merge']}"]
+    assert main(["multi", *pairs, "-o", str(out), "--no-plot"]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    compared = pd.read_csv(out / "comparisons.csv")
+    (line,) = multipair.comparison_lines(compared)
+    assert line.startswith("sft vs merge: F_true ")
+    assert line in printed
 
 
 @pytest.mark.parametrize("text", ["sft", "sft=a", "=a,b", "sft=a,b,c", "sft=a,"])
