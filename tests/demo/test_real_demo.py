@@ -134,3 +134,41 @@ def test_curve_is_postforget_pair_of_the_probe_runs(tmp_path: Path) -> None:
             total = cats[(cats["category"] == "OVERALL") & (cats["average"] == "macro")].iloc[0]
             assert curve[name][i] == pytest.approx(total["F_true_mean"])
     assert max(curve["after"]) > 0  # the check above is not only on zeros
+
+
+@pytest.mark.slow
+def test_the_demo_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``postforget demo`` as ``make demo`` runs it: the twin's forgetting, replay against plain, the generated answers
+    with their noise floor and their 1->0 split by knowledge, every report, in output that fits 100 columns."""
+    pytest.importorskip("torch")
+    from postforget_lmeval.demo import real, smollm
+
+    try:
+        smollm.model_dir()
+    except smollm.ModelUnavailable as e:
+        pytest.skip(str(e))
+    out = tmp_path / "demo"
+    assert real.main(["--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    record = json.loads((out / "demo.json").read_text())
+    assert record["status"] == "done" and record["evaluated"] == (record["known"] + 1) // 2  # every other known fact
+    pairs = record["pairs"]
+    assert set(pairs) == {"forgetting", "replay", "control", "forgetting_generated"}
+    plain, replay, control = pairs["forgetting"], pairs["replay"], pairs["control"]
+    assert plain["acc_before"] == replay["acc_before"] == control["acc_before"] == 1.0  # the known facts only
+    assert plain["F_true"] >= 0.2 and replay["F_true"] <= plain["F_true"] - 0.1  # replay keeps what plain loses
+    (overall,) = [r for r in record["plain_vs_replay"] if r["category"] == "OVERALL"]
+    assert overall["F_true_diff_lo"] > 0 and overall["p_forgot"] < 0.05
+    generated = pairs["forgetting_generated"]
+    assert generated["n"] == plain["n"] == record["evaluated"]
+    assert generated["F"] >= generated["F_true"] and generated["F_noise"] > 0  # two seeds a side: a floor
+    assert generated["n_10"] == generated["n_10_kept"] + generated["n_10_lost"] > 0
+    assert record["curve"]["step"] == [0, 6, 12, 18, 24]
+    # two sampling seeds a side, each its own lm-eval run, beside the twin's
+    runs = {p.parent.parent.name for p in (out / "lm_eval" / "before").rglob("results_*.json")}
+    assert runs == {"ll", "seed1", "seed2"}
+    for slug in pairs:
+        assert (out / "pairs" / slug / "report.html").exists()
+    assert "knowledge kept" in printed and "Plain against replay" in printed
+    rules = [line for line in printed.splitlines() if "───" in line]  # a table's rule spans the whole table
+    assert len(rules) >= 3 and max(len(line.rstrip()) for line in rules) <= 100
