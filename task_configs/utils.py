@@ -39,7 +39,6 @@ __all__ = [
 ]
 
 
-
 def load_demo_world(**metadata: object) -> object:
     """``postforget demo``'s facts as lm-eval's ``custom_dataset`` hook wants them; imported here, when a demo task
     loads, because they need the [demo] extra."""
