@@ -549,6 +549,34 @@ def test_ordinary_tasks_metric_k_filter_and_group(tmp_path):
         pair(b, a, filter="nope")
 
 
+def test_a_filter_is_used_where_logged_and_refused_naming_the_filters_where_there_is_a_choice(tmp_path):
+    b, a = dirs(tmp_path)
+    configs = {"gen_task": {"filter_list": [{"name": "strict-match"}, {"name": "flexible-extract"}]}}
+    paths = {}
+    for root, strict, flexible, one in ((b, "10", "11", "1"), (a, "01", "00", "0")):
+        two = (
+            ordinary("g", strict, filter_="strict-match")["g"]
+            + ordinary("g", flexible, filter_="flexible-extract")["g"]
+        )
+        paths[root] = write_run(root, {"gen_task": two, **ordinary("one_filter", one)}, configs=configs)
+    rows = pair(b, a, filter="flexible-extract").subtasks.set_index("subtask")
+    assert (rows.loc["gen_task", "n_10"], rows.loc["one_filter", "n_10"]) == (2, 1)  # one_filter keeps "none"
+    with pytest.raises(PairingError) as error:
+        pair(b, a, filter="nope")
+    assert str(error.value) == (
+        f"task gen_task ({paths[b]}) has filters strict-match, flexible-extract; --filter nope is not one of them"
+    )
+
+
+def test_metric_is_not_asked_of_our_tasks_even_of_lines_without_our_record(tmp_path):
+    """A postforget task's line without its record (an older log) is read by the default binary metric."""
+    b, a = dirs(tmp_path)
+    write_run(b, {"postforget_mmlu_x": ordinary("x", "10")["x"]})
+    write_run(a, {"postforget_mmlu_x": ordinary("x", "01")["x"]})
+    row = one_row(pair(b, a, metric="f1"))
+    assert (row["n"], row["n_10"], row["n_01"]) == (2, 1, 1)
+
+
 def test_unknown_metric_is_an_error(tmp_path):
     b, a = dirs(tmp_path)
     write_run(b, ordinary("arc_x", "10"))
@@ -576,6 +604,7 @@ def test_a_metric_is_noted_as_ignored_only_where_no_task_reads_it(tmp_path):
     write_run(a, ours("mmlu_x", "01"))
     ignored = "--metric acc ignored: postforget tasks log their own correctness"
     assert ignored in pair(b, a, metric="acc").notes
+    assert ignored.replace("acc", "f1") in pair(b, a, metric="f1").notes  # a metric they do not log: still ignored
     write_run(b, ordinary("arc_x", "10"), model_dir="ordinary")
     write_run(a, ordinary("arc_x", "01"), model_dir="ordinary")
     result = pair(b, a, metric="acc")
