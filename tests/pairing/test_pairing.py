@@ -402,13 +402,12 @@ def test_lfs_stubs_are_skipped_with_the_reason_or_refused_when_nothing_else_is_l
     problem = {"path": str(stub), "problem": f"{LFS_PROBLEM}; task postforget_mmlu_y skipped", "kind": "unusable"}
     assert result.summary["problems"]["before"] == [{**problem, "count": 1}]
     second = next((b / "model").glob("samples_postforget_mmlu_x_*.jsonl"))
-    second.write_text(LFS_STUB, encoding="utf-8")
-    first = min(stub, second, key=lambda p: p.name)  # the runs are read in task order
+    second.write_text(LFS_STUB.replace("2500000", "1000000"), encoding="utf-8")  # mmlu_x: named first (task order)
     with pytest.raises(PairingError) as error:
         pair(b, a)
-    assert (
-        str(error.value)
-        == f"every samples file under before directory {b} is unusable: {first} {LFS_PROBLEM} (2 file(s) alike)"
+    assert str(error.value) == (
+        f"every samples file under before directory {b} is unusable: {second} "
+        f"{LFS_PROBLEM.replace('2.5 MB', '1.0 MB')} (2 file(s) alike)"
     )
 
 
