@@ -50,7 +50,7 @@ test-random: $(STAMP)
 	HYPOTHESIS_PROFILE=random $(PY) -m pytest -q -m "not slow" \
 	  tests/test_metrics.py tests/scoring tests/sources/test_lmeval_items.py tests/sources/test_lmeval_read.py
 
-## Mutation testing (mutmut) of the modules that decide the figures ([tool.mutmut] in pyproject.toml names
+## Mutation testing (mutmut) of the modules that decide the figures, the input readers, analyses and output writers ([tool.mutmut] names
 ## them and the tests); lists the surviving mutants. Long on 2 cores, not part of CI.
 mutate: $(STAMP)
 	$(PY) -m pip install -q -e '.[dev,hf,inspect,demo,mutate]'

@@ -31,8 +31,8 @@ def cell(value: Any) -> Any:
 
 def write_csv(frame: pd.DataFrame, path: str | Path) -> None:
     """``frame.to_csv(path, index=False)`` with every text cell and column name made safe."""
-    text = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c]) and frame[c].dtype != bool]
-    safe = frame.assign(**{str(c): frame[c].astype(object).map(cell) for c in text}) if text else frame
+    text = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]  # bool is numeric to pandas
+    safe = frame.assign(**{str(c): frame[c].astype(object).map(cell) for c in text})
     safe = safe.set_axis([cell(c) for c in frame.columns], axis=1)
     texts = [*frame.columns, *(v for c in text for v in frame[c])]
     ending = "\r\n" if any(isinstance(v, str) and "\r" in v for v in texts) else "\n"

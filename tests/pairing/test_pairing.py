@@ -15,6 +15,7 @@ from rich.console import Console
 from postforget_lmeval import PairingError, PairResult, pair
 from postforget_lmeval.cli import main, main_tool
 from postforget_lmeval.cli.console import Bar as _Bar
+from postforget_lmeval.pairing.run_plan import listing
 from postforget_lmeval.sources import _lmeval as lmeval_source
 from tests.helpers.lmeval_runs import doc_for, ordinary, ours, pf_record, sample_line, write_run
 
@@ -235,6 +236,44 @@ def test_duplicate_runs_use_the_newest_and_report_the_others(tmp_path):
     assert any("more than once" in w for w in result.warnings)
 
 
+def test_of_three_runs_of_one_task_and_seed_the_newest_is_read_and_both_others_reported(tmp_path):
+    b, a = dirs(tmp_path)
+    first = write_run(b, ours("mmlu_x", "0000"), date="2025-01-01T00-00-00.000000", model_dir="first")
+    newest = write_run(b, ours("mmlu_x", "11"), date="2025-03-01T00-00-00.000000", model_dir="newest")
+    second = write_run(b, ours("mmlu_x", "000"), date="2025-02-01T00-00-00.000000", model_dir="second")
+    write_run(b, ours("mmlu_x", "1"), seed=1, model_dir="seed1")
+    write_run(a, ours("mmlu_x", "10"))
+    write_run(a, ours("mmlu_x", "1"), seed=1, model_dir="seed1")
+    result = pair(b, a)
+    rows = result.subtasks.set_index("seed")
+    assert rows.loc["0", "n"] == 2 and rows.loc["0", "acc_before"] == 1.0  # the March run's "11", not "0000"
+    record = {"task": "postforget_mmlu_x", "seed": "0", "used_instead": str(newest), "n_samples_used": 2}
+    assert result.summary["superseded_runs"] == {
+        "before": [
+            {**record, "results": str(second), "n_samples": 3},
+            {**record, "results": str(first), "n_samples": 4},
+        ],
+        "after": [],
+    }
+    expected = [
+        f"before: task postforget_mmlu_x seed 0 was run more than once; using the newest ({newest}), "
+        f"ignoring {old} (it has {n} samples, the newest 2)"
+        for old, n in ((second, 3), (first, 4))
+    ]
+    assert [w for w in result.warnings if "more than once" in w] == expected
+
+
+def test_a_rerun_with_as_many_samples_is_warned_without_a_count(tmp_path):
+    b, a = dirs(tmp_path)
+    old = write_run(b, ours("mmlu_x", "00"), date="2025-01-01T00-00-00.000000", model_dir="old")
+    new = write_run(b, ours("mmlu_x", "11"), date="2025-03-01T00-00-00.000000", model_dir="new")
+    write_run(a, ours("mmlu_x", "10"))
+    warned = [w for w in pair(b, a).warnings if "more than once" in w]
+    assert warned == [
+        f"before: task postforget_mmlu_x seed 0 was run more than once; using the newest ({new}), ignoring {old}"
+    ]
+
+
 def test_items_and_tasks_on_one_side_only_are_counted(tmp_path):
     b, a = dirs(tmp_path)
     write_run(b, {**ours("mmlu_x", "111100"), **ours("mmlu_only_before", "1")})
@@ -286,6 +325,127 @@ def test_overlapping_directories_and_task_patterns(tmp_path):
     assert one_row(pair(b, a, tasks=["postforget_mmlu_*"]))["n"] == 1
 
 
+def test_input_folder_errors_are_whole_sentences_with_the_fix(tmp_path):
+    """Every sentence of each message, as the user reads it."""
+    b, a = dirs(tmp_path)
+    write_run(a, {**ours("mmlu_x", "1"), **ours("mmlu_y", "1")})
+    missing = tmp_path / "nope"
+    with pytest.raises(PairingError) as error:
+        pair(missing, a)
+    assert str(error.value) == (
+        f"before directory {missing} does not exist or is not a directory: "
+        "give the output directory of an lm_eval (--output_path) or LightEval run"
+    )
+    with pytest.raises(PairingError) as error:
+        pair(a, missing)
+    assert str(error.value).startswith(f"after directory {missing} does not exist")
+    with pytest.raises(PairingError) as error:
+        pair(tmp_path, a)
+    assert str(error.value) == (
+        f"before ({tmp_path.resolve()}) and after ({a.resolve()}) overlap: runs in the inner one would be read "
+        "on both sides; give two separate directories"
+    )
+    b.mkdir()
+    with pytest.raises(PairingError) as error:
+        pair(b, a)
+    assert str(error.value) == (
+        f"no lm-eval results_<time>.json (0.4.3+) or results.json (0.4.0-0.4.2) found under before directory {b} "
+        "(searched its readable subfolders, following links, hidden folders aside): point at the output directory "
+        "of an `lm_eval ... --log_samples` run (or of LightEval, or inspect_ai logs)"
+    )
+    write_run(b, ours("mmlu_x", "1"))
+    with pytest.raises(PairingError) as error:
+        pair(b, a, tasks=["arc_*"], exclude=["postforget_mmlu_x"])
+    assert str(error.value) == f"no task under {b} matches --tasks/--exclude; tasks found: postforget_mmlu_x"
+    with pytest.raises(PairingError) as error:
+        pair(b, a, exclude=["postforget_mmlu_*"])
+    assert str(error.value) == f"no task under {b} matches --tasks/--exclude; tasks found: postforget_mmlu_x"
+    assert one_row(pair(b, a, tasks=["postforget_mmlu_*"], exclude=["*_y"]))["subtask"] == "mmlu_x"
+
+
+LFS_STUB = "version https://git-lfs.github.com/spec/v1\noid sha256:0\nsize 2500000\n"
+LFS_PROBLEM = (
+    "is a Git LFS pointer stub (2.5 MB on the LFS server), not the logged samples: the clone was made without the "
+    "LFS objects; run `git lfs pull` in it (or download the real files) and pair again"
+)
+
+
+def test_unreadable_results_files_are_listed_in_the_not_found_message(tmp_path):
+    b, a = dirs(tmp_path)
+    write_run(a, ours("mmlu_x", "1"))
+    b.mkdir()
+    broken = [b / f"results_2025-01-0{i}T00-00-00.000000.json" for i in range(1, 5)]
+    for path in broken:
+        path.write_text("{", encoding="utf-8")
+    with pytest.raises(PairingError) as error:
+        pair(b, a)
+    why = (
+        "unreadable results file (Expecting property name enclosed in double quotes: line 1 column 2 (char 1)); "
+        "its run is skipped"
+    )
+    shown = "; ".join(f"{path}: {why}" for path in broken[:3])
+    assert str(error.value) == (
+        f"no lm-eval results_<time>.json (0.4.3+) or results.json (0.4.0-0.4.2) found under before directory {b} "
+        f"(searched its readable subfolders, following links, hidden folders aside) [{shown}; ... (1 more)]: "
+        "point at the output directory of an `lm_eval ... --log_samples` run (or of LightEval, or inspect_ai logs)"
+    )
+
+
+def test_lfs_stubs_are_skipped_with_the_reason_or_refused_when_nothing_else_is_left(tmp_path):
+    b, a = dirs(tmp_path)
+    write_run(b, {**ours("mmlu_x", "11"), **ours("mmlu_y", "1")})
+    write_run(a, {**ours("mmlu_x", "10"), **ours("mmlu_y", "1")})
+    stub = next((b / "model").glob("samples_postforget_mmlu_y_*.jsonl"))
+    stub.write_text(LFS_STUB, encoding="utf-8")
+    result = pair(b, a)
+    assert list(result.subtasks["subtask"]) == ["mmlu_x"]
+    problem = {"path": str(stub), "problem": f"{LFS_PROBLEM}; task postforget_mmlu_y skipped", "kind": "unusable"}
+    assert result.summary["problems"]["before"] == [{**problem, "count": 1}]
+    second = next((b / "model").glob("samples_postforget_mmlu_x_*.jsonl"))
+    second.write_text(LFS_STUB.replace("2500000", "1000000"), encoding="utf-8")  # mmlu_x: named first (task order)
+    with pytest.raises(PairingError) as error:
+        pair(b, a)
+    assert str(error.value) == (
+        f"every samples file under before directory {b} is unusable: {second} "
+        f"{LFS_PROBLEM.replace('2.5 MB', '1.0 MB')} (2 file(s) alike)"
+    )
+
+
+def test_a_run_without_samples_is_named_in_the_advice(tmp_path):
+    b, a = dirs(tmp_path)
+    write_run(b, ours("mmlu_x", "1"), log_samples=False, date="2025-02-03T04-05-06.000007")
+    write_run(a, ours("mmlu_x", "1"))
+    with pytest.raises(PairingError) as error:
+        pair(b, a)
+    assert str(error.value) == (
+        f"the runs under before directory {b} were made without --log_samples "
+        "(e.g. results_2025-02-03T04-05-06.000007.json has no per-item samples of task postforget_mmlu_x beside it): "
+        "re-run lm_eval with --log_samples"
+    )
+
+
+def test_tasks_without_a_binary_metric_are_dropped_with_the_reason(tmp_path):
+    b, a = dirs(tmp_path)
+    for root in (b, a):
+        tasks = {
+            **ordinary("arc_a", "10", metric="f1"),
+            **ordinary("arc_b", "10"),
+            **ordinary("arc_c", "10", metric="f1"),
+        }
+        write_run(root, tasks, metrics={"arc_a": ["f1", "bleu"], "arc_c": ["f1"]})
+    result = pair(b, a)
+    assert list(result.subtasks["subtask"]) == ["arc_b"]
+    reason = "no per-sample binary metric (acc/exact_match); it logs {}: pass --metric"
+    assert result.summary["dropped_tasks"] == [
+        {"side": side, "task": task, "kind": "metric", "reason": reason.format(logs)}
+        for side in ("before", "after")
+        for task, logs in (("arc_a", "f1, bleu"), ("arc_c", "f1"))
+    ]
+    explicit = pair(b, a, metric="f1")
+    assert sorted(explicit.subtasks["subtask"]) == ["arc_a", "arc_c"]
+    assert [d["reason"] for d in explicit.summary["dropped_tasks"]] == ["metric f1 not logged (it logs acc)"] * 2
+
+
 def test_runs_without_log_samples(tmp_path):
     b, a = dirs(tmp_path)
     write_run(b, ours("mmlu_x", "1"), log_samples=False)
@@ -305,6 +465,36 @@ def test_malformed_lines_are_skipped_and_counted(tmp_path):
     assert (row["n"], row["n_unpaired_after"]) == (3, 1)
     assert result.summary["totals"]["malformed_lines"] == 1
     assert any("1 malformed line(s)" in w for w in result.warnings)
+
+
+def test_problems_are_recorded_with_their_file_kind_and_count(tmp_path):
+    b, a = dirs(tmp_path)
+    run = ours("mmlu_x", "1111")
+    run["postforget_mmlu_x"][1] = run["postforget_mmlu_x"][2] = '{"doc_id": 1, "doc": {"broken\n'
+    write_run(b, run)
+    no_samples = write_run(b, ours("mmlu_y", "1"), log_samples=False, model_dir="without_samples")
+    write_run(a, {**ours("mmlu_x", "1111"), **ours("mmlu_y", "1")})
+    samples = next((b / "model").glob("samples_*.jsonl"))
+    problems = pair(b, a).summary["problems"]
+    assert problems["after"] == []
+    by_kind = {p["kind"]: p for p in problems["before"]}
+    assert sorted(by_kind) == ["file", "incomplete", "malformed"]
+    malformed = by_kind["malformed"]
+    assert (malformed["path"], malformed["count"]) == (str(samples), 2)
+    assert malformed["problem"].startswith("2 malformed line(s) skipped")
+    assert by_kind["file"] == {
+        "path": str(no_samples),
+        "problem": "task postforget_mmlu_y: no samples file (run without --log_samples?); task skipped",
+        "kind": "file",
+        "count": 1,
+    }
+
+
+def test_long_lists_in_messages_say_how_many_more():
+    assert listing([f"t{i}" for i in range(10)]) == "t0, t1, t2, t3, t4, t5, t6, t7, t8, t9"
+    assert listing([f"t{i}" for i in range(12)]) == "t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, ... (2 more)"
+    assert listing(["a", "b", "c", "d"], 3, "; ") == "a; b; c; ... (1 more)"
+    assert listing([1, 2, 3], 3, "; ") == "1; 2; 3"
 
 
 def test_samples_file_cut_mid_line(tmp_path):
@@ -358,12 +548,66 @@ def test_ordinary_tasks_metric_k_filter_and_group(tmp_path):
         pair(b, a, filter="nope")
 
 
+def test_a_filter_is_used_where_logged_and_refused_naming_the_filters_where_there_is_a_choice(tmp_path):
+    b, a = dirs(tmp_path)
+    configs = {"gen_task": {"filter_list": [{"name": "strict-match"}, {"name": "flexible-extract"}]}}
+    paths = {}
+    for root, strict, flexible, one in ((b, "10", "11", "1"), (a, "01", "00", "0")):
+        two = (
+            ordinary("g", strict, filter_="strict-match")["g"]
+            + ordinary("g", flexible, filter_="flexible-extract")["g"]
+        )
+        paths[root] = write_run(root, {"gen_task": two, **ordinary("one_filter", one)}, configs=configs)
+    rows = pair(b, a, filter="flexible-extract").subtasks.set_index("subtask")
+    assert (rows.loc["gen_task", "n_10"], rows.loc["one_filter", "n_10"]) == (2, 1)  # one_filter keeps "none"
+    with pytest.raises(PairingError) as error:
+        pair(b, a, filter="nope")
+    assert str(error.value) == (
+        f"task gen_task ({paths[b]}) has filters strict-match, flexible-extract; --filter nope is not one of them"
+    )
+
+
+def test_metric_is_not_asked_of_our_tasks_even_of_lines_without_our_record(tmp_path):
+    """A postforget task's line without its record (an older log) is read by the default binary metric."""
+    b, a = dirs(tmp_path)
+    write_run(b, {"postforget_mmlu_x": ordinary("x", "10")["x"]})
+    write_run(a, {"postforget_mmlu_x": ordinary("x", "01")["x"]})
+    row = one_row(pair(b, a, metric="f1"))
+    assert (row["n"], row["n_10"], row["n_01"]) == (2, 1, 1)
+
+
 def test_unknown_metric_is_an_error(tmp_path):
     b, a = dirs(tmp_path)
     write_run(b, ordinary("arc_x", "10"))
     write_run(a, ordinary("arc_x", "01"))
     with pytest.raises(PairingError, match="unknown metric 'bogus'"):
         pair(b, a, metric="bogus")
+
+
+def test_an_unknown_metric_names_three_dropped_tasks_and_how_many_more(tmp_path):
+    b, a = dirs(tmp_path)
+    tasks = {k: v for t in ("arc_a", "arc_b", "arc_c", "arc_d") for k, v in ordinary(t, "10").items()}
+    write_run(b, tasks)
+    write_run(a, tasks)
+    reason = "metric bogus not logged (it logs acc)"
+    # 4 tasks dropped on each side: 8, of which the first 3 are named
+    expected = f"unknown metric 'bogus': no task declares it in its results file (arc_a: {reason}; arc_b: {reason}; "
+    with pytest.raises(PairingError) as error:
+        pair(b, a, metric="bogus")
+    assert str(error.value) == expected + f"arc_c: {reason}; ... (5 more))"
+
+
+def test_a_metric_is_noted_as_ignored_only_where_no_task_reads_it(tmp_path):
+    b, a = dirs(tmp_path)
+    write_run(b, ours("mmlu_x", "10"))
+    write_run(a, ours("mmlu_x", "01"))
+    ignored = "--metric acc ignored: postforget tasks log their own correctness"
+    assert ignored in pair(b, a, metric="acc").notes
+    assert ignored.replace("acc", "f1") in pair(b, a, metric="f1").notes  # a metric they do not log: still ignored
+    write_run(b, ordinary("arc_x", "10"), model_dir="ordinary")
+    write_run(a, ordinary("arc_x", "01"), model_dir="ordinary")
+    result = pair(b, a, metric="acc")
+    assert ignored not in result.notes and set(result.subtasks["subtask"]) == {"mmlu_x", "arc_x"}
 
 
 def test_non_binary_scores_are_not_transitions(tmp_path):
