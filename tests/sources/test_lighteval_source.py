@@ -76,6 +76,13 @@ def test_question_and_options_come_from_the_item_not_the_whole_prompt():
     assert parse_query(bbh) == ("Today is X. Which? Options:", ["01/02", "03/04"])
 
 
+def test_the_options_are_the_last_consecutive_letter_block_of_one_style_and_the_question_what_precedes_it():
+    assert parse_query("Question: Which is red?\nA) apple\nB) sky\nAnswer:") == ("Which is red?", ["apple", "sky"])
+    assert parse_query("Which is red?\nA) apple\nB) sky\nAnswer:") == ("Which is red?", ["apple", "sky"])
+    assert parse_query("Question: Q?\nA) p\nB) q\n(A) x\n(B) y\nAnswer:")[1] == ["p", "q"]  # A) before BBH's (A)
+    assert parse_query("Question: Q?\nA) p\nB) q\n\nC) r\nD) s\nAnswer:")[1] == ["p", "q"]  # a gap ends the block
+
+
 @pytest.mark.parametrize("version", VERSIONS)
 def test_item_table_reads_correctness_answer_gold_k_and_response_length(version):
     run = next(r for r in _runs(version, "after") if "abstract_algebra" in r.task and r.seed == 0)
