@@ -81,6 +81,8 @@ def test_the_options_are_the_last_consecutive_letter_block_of_one_style_and_the_
     assert parse_query("Which is red?\nA) apple\nB) sky\nAnswer:") == ("Which is red?", ["apple", "sky"])
     assert parse_query("Question: Q?\nA) p\nB) q\n(A) x\n(B) y\nAnswer:")[1] == ["p", "q"]  # A) before BBH's (A)
     assert parse_query("Question: Q?\nA) p\nB) q\n\nC) r\nD) s\nAnswer:")[1] == ["p", "q"]  # a gap ends the block
+    bbh_chat = 'Question: "Xenon is a?\n(A) gas\n(B) metal\n(C) salt "\n'  # the chat prompt's closing quote
+    assert parse_query(bbh_chat) == ("Xenon is a?", ["gas", "metal", "salt"])
 
 
 @pytest.mark.parametrize("version", VERSIONS)
