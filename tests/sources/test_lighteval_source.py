@@ -64,6 +64,7 @@ def test_paper_task_names_map_onto_the_catalog_and_unknown_tasks_keep_their_name
     assert subtask_of("community|salad_bench_reasoning_letter:mrq|0") == ("saladbench_mrq", "Safety/Truthfulness")
     assert subtask_of("community|bbh_reasoning_letter:word_sorting|0")[0] == "bbh_reasoning_letter:word_sorting"
     assert subtask_of("synth_reasoning_letter:capitals|0")[0] == "synth_reasoning_letter:capitals"
+    assert subtask_of("lighteval|gsm8k") == subtask_of("gsm8k") == ("gsm8k", "gsm8k")  # no few-shot count
 
 
 def test_question_and_options_come_from_the_item_not_the_whole_prompt():
