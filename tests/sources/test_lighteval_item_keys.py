@@ -123,3 +123,8 @@ def test_option_texts_logged_as_choices_are_the_options_only_when_the_query_list
                      (listed, ("Lyon", "Nice"))]
     ]  # fmt: skip
     assert options == [["Paris", "Rome"], ["10", "12"], [], ["Paris", "Rome"]]
+
+
+def test_each_repeat_of_a_whole_item_gets_its_own_doc_id():
+    row = _row("Question: Which is red?\nA) apple\nB) sky\nAnswer:")
+    assert len({doc_id for doc_id, *_ in keys([row, row, row])}) == 3
