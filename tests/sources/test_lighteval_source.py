@@ -64,6 +64,7 @@ def test_paper_task_names_map_onto_the_catalog_and_unknown_tasks_keep_their_name
     assert subtask_of("community|salad_bench_reasoning_letter:mrq|0") == ("saladbench_mrq", "Safety/Truthfulness")
     assert subtask_of("community|bbh_reasoning_letter:word_sorting|0")[0] == "bbh_reasoning_letter:word_sorting"
     assert subtask_of("synth_reasoning_letter:capitals|0")[0] == "synth_reasoning_letter:capitals"
+    assert subtask_of("lighteval|gsm8k") == subtask_of("gsm8k") == ("gsm8k", "gsm8k")  # no few-shot count
 
 
 def test_question_and_options_come_from_the_item_not_the_whole_prompt():
@@ -74,6 +75,15 @@ def test_question_and_options_come_from_the_item_not_the_whole_prompt():
     assert parse_query(few_shot) == parse_query(chat) == ("New?", ["1", "2", "3"])
     bbh = 'Infer the date.\n\n    Question: "Today is X. Which?\nOptions:\n(A) 01/02\n(B) 03/04"\n    '
     assert parse_query(bbh) == ("Today is X. Which? Options:", ["01/02", "03/04"])
+
+
+def test_the_options_are_the_last_consecutive_letter_block_of_one_style_and_the_question_what_precedes_it():
+    assert parse_query("Question: Which is red?\nA) apple\nB) sky\nAnswer:") == ("Which is red?", ["apple", "sky"])
+    assert parse_query("Which is red?\nA) apple\nB) sky\nAnswer:") == ("Which is red?", ["apple", "sky"])
+    assert parse_query("Question: Q?\nA) p\nB) q\n(A) x\n(B) y\nAnswer:")[1] == ["p", "q"]  # A) before BBH's (A)
+    assert parse_query("Question: Q?\nA) p\nB) q\n\nC) r\nD) s\nAnswer:")[1] == ["p", "q"]  # a gap ends the block
+    bbh_chat = 'Question: "Xenon is a?\n(A) gas\n(B) metal\n(C) salt "\n'  # the chat prompt's closing quote
+    assert parse_query(bbh_chat) == ("Xenon is a?", ["gas", "metal", "salt"])
 
 
 @pytest.mark.parametrize("version", VERSIONS)
