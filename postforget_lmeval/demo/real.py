@@ -248,7 +248,7 @@ def post_train(
         data_seed=SEED,
         full_determinism=True,
         use_cpu=True,
-        # float32 throughout: on a CPU without bf16 instructions (most), bf16 is emulated and several times slower
+        # float32 throughout: a CPU without bf16 instructions (most) only emulates bf16
         report_to="none",
         save_strategy="no",
         logging_steps=max(1, settings.steps // 4),

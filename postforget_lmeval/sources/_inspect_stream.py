@@ -1,11 +1,11 @@
 """Streaming an inspect_ai log: its samples one at a time, and the header of a ``.json`` log in any key order.
 
-inspect_ai's ``read_eval_log`` holds every sample of a log at once, so memory grows with the log's unpacked
-size (a 220 KB ``.eval`` can unpack to 200 MB), and its ``read_eval_log_samples`` reopens the zip for each
-sample. Here an ``.eval`` log's zip is opened once and its ``samples/`` members are parsed one at a time, and a
-``.json`` log's ``samples`` array is parsed item by item (ijson, which inspect_ai reads with too): memory is
-bounded by the largest sample. A member is one sample, so it is parsed whole with ``json`` (Python's NaN
-accepted, as inspect_ai's own fallback does), its large fields dropped before validation.
+inspect_ai's ``read_eval_log`` holds every sample of a log at once, so memory grows with the log's unpacked size (a
+compressed ``.eval`` can unpack to far more than its own size), and its ``read_eval_log_samples`` reopens the zip
+for each sample. Here an ``.eval`` log's zip is opened once and its ``samples/`` members are parsed one at a time,
+and a ``.json`` log's ``samples`` array is parsed item by item (ijson, which inspect_ai reads with too): memory is
+bounded by the largest sample. A member is one sample, so it is parsed whole with ``json`` (Python's NaN accepted,
+as inspect_ai's own fallback does), its large fields dropped before validation.
 Each sample is validated by inspect_ai's own ``EvalSample``; one that does not parse or validate is handed
 back as the error, named by its member (or place), so the reader can report it and go on.
 
