@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from postforget_lmeval import metrics
 
 N_BOOT = 1000
 LEVEL = 0.95
+Z = float(stats.norm.ppf(0.5 + LEVEL / 2.0))
+"""The normal quantile of the two-sided interval at :data:`LEVEL` (1.96)."""
 RATES = ("F_true", "BT_true")
 COLUMNS = tuple(f"{r}_{s}" for r in RATES for s in ("lo", "hi"))
 """The interval columns of both tables of :func:`intervals`."""

@@ -39,7 +39,6 @@ from typing import TypeVar
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from postforget_lmeval import metrics
 from postforget_lmeval.analyses import _bootstrap
@@ -147,8 +146,6 @@ def _item_table(samples: pd.DataFrame, drawn: pd.DataFrame) -> pd.DataFrame:
     return table.sort_index()
 
 
-Z = float(stats.norm.ppf(0.5 + _bootstrap.LEVEL / 2.0))
-"""The normal quantile of the two-sided 95% interval (1.96)."""
 Figures = TypeVar("Figures", np.ndarray, pd.DataFrame)
 
 
@@ -208,11 +205,11 @@ def replicates(samples: pd.DataFrame, inclusion: pd.DataFrame, n_boot: int, seed
 
 def interval(estimate: Figures, centre: Figures, spread: Figures) -> tuple[Figures, Figures]:
     """The 95% interval of design-weighted figures from their rescaling-bootstrap replicates' mean (``centre``) and
-    standard deviation (``spread``): the estimate ± :data:`Z` standard deviations, the lower end moved down further
-    by the replicates' excess over the estimate where there is one (the clipping's bias), within [0, 1] where every
-    rate lies. Why not the replicates' percentiles: the module docstring."""
-    excess = (centre - estimate).clip(0.0, None)
-    return (estimate - excess - Z * spread).clip(0.0, 1.0), (estimate + Z * spread).clip(0.0, 1.0)
+    standard deviation (``spread``): the estimate ± ``_bootstrap.Z`` standard deviations, the lower end moved
+    further down by the replicates' excess over the estimate where there is one (the clipping's bias), within
+    [0, 1] where every rate lies. Why not the replicates' percentiles: the module docstring."""
+    excess, half = (centre - estimate).clip(0.0, None), _bootstrap.Z * spread
+    return (estimate - excess - half).clip(0.0, 1.0), (estimate + half).clip(0.0, 1.0)
 
 
 def estimate(

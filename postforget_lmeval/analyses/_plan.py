@@ -160,9 +160,7 @@ def measure(samples: pd.DataFrame, n_boot: int = bootstrap.N_BOOT, seed: int = 0
 def scale(measured: pd.DataFrame, target: float = TARGET) -> pd.DataFrame:
     """The plan of a :func:`measure` table: the smallest forgetting detectable at 80% power, the share of F's
     variance that is seed noise, and the items needed for ``target`` at each seed count of :data:`SEEDS`."""
-    tail = (1.0 - bootstrap.LEVEL) / 2.0
-    z = stats.norm.ppf(1.0 - tail)
-    detect = (z + stats.norm.ppf(POWER)) / z
+    detect = (bootstrap.Z + stats.norm.ppf(POWER)) / bootstrap.Z
     out = []
     for r in measured.to_dict("records"):
         n, s, h, tau2, sigma2 = r["items"], r["seeds"], r["F_true_halfwidth"], r["tau2"], r["sigma2"]

@@ -53,12 +53,6 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def before_run(root: str) -> pd.DataFrame:
-    """The samples table of the before-run under ``root`` paired with itself, keyed as a later pairing with the
-    after-run keys it."""
-    return pair_with_itself(root).samples
-
-
 def _samples(dirs: list[str]) -> pd.DataFrame:
     if len(dirs) == 1:
         path = Path(dirs[0]) / "samples.parquet"
@@ -109,7 +103,10 @@ def command(argv: Sequence[str]) -> int:
                 if not 0 <= value <= 100:
                     raise PairingError(f"{name} {value:g}: give a percentage from 0 to 100")
             table = plan_from_before(
-                before_run(args.before), args.assume_forgetting / 100, args.assume_bt / 100, target=args.target / 100
+                pair_with_itself(args.before).samples,
+                args.assume_forgetting / 100,
+                args.assume_bt / 100,
+                target=args.target / 100,
             )
         if args.csv:
             write_csv(table, Path(args.csv))

@@ -114,8 +114,8 @@ GEN, GEN_LABEL = "_generated", " generated"
 
 
 def task_manager() -> Any:
-    """lm-eval's index of the shipped postforget tasks only (indexing every task lm-eval ships costs more than a
-    probe), made once and shared by every evaluation and probe of the demo."""
+    """lm-eval's index of the shipped postforget tasks only (not every task lm-eval ships), made once and shared by
+    the demo's evaluations; the probes make their own (``training.probes``)."""
     from lm_eval.tasks import TaskManager
 
     return TaskManager(include_path=task_dir(), include_defaults=False)

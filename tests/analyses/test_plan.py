@@ -11,8 +11,8 @@ import pytest
 
 from postforget_lmeval import pair
 from postforget_lmeval.analyses._plan import _seed_factor, plan, plan_before, simulate, variance_parts
+from postforget_lmeval.api import pair_with_itself
 from postforget_lmeval.cli import main
-from postforget_lmeval.cli.plan import before_run
 from tests.helpers.paths import REFERENCE
 
 MMLU = REFERENCE / "lmeval_logs" / "mayflower_mmlu_stem"
@@ -219,7 +219,7 @@ def test_a_before_run_plan_predicts_the_real_after_runs_half_width():
     if not MMLU.is_dir():
         pytest.skip("the shared reference logs are not beside the repository")
     real = plan(pair(MMLU / "before", MMLU / "after", analyses=False).samples).iloc[-1]
-    predicted = plan_before(before_run(str(MMLU / "before")), 0.0, 0.20).iloc[-1]
+    predicted = plan_before(pair_with_itself(MMLU / "before").samples, 0.0, 0.20).iloc[-1]
     for rate in ("F_true", "BT_true"):
         ratio = predicted[f"{rate}_halfwidth"] / real[f"{rate}_halfwidth"]
         print(rate, predicted[f"{rate}_halfwidth"], real[f"{rate}_halfwidth"], ratio)
@@ -235,7 +235,7 @@ def test_a_before_run_plan_predicts_simulated_after_runs():
     within 20% of the realised bootstrap half-widths, on average over draws."""
     if not MMLU.is_dir():
         pytest.skip("the shared reference logs are not beside the repository")
-    before = before_run(str(MMLU / "before"))
+    before = pair_with_itself(MMLU / "before").samples
     rng = np.random.default_rng(3)
     for r in (0.05, 0.2):
         full = plan_before(before, r, 0.0, n_boot=500).iloc[-1]
