@@ -22,6 +22,8 @@ Generative tasks log no option probabilities; their items get no drift figures (
 
 from __future__ import annotations
 
+import string
+
 import numpy as np
 import pandas as pd
 
@@ -30,6 +32,7 @@ DRIFT_SHARE = 0.5
 LABELS = ("drift", "mass_loss", "overtaken", "two_options")
 ITEM_COLUMNS = ("k", "p_gold_before", "p_gold_after", "dp_gold", "lost_mass", "top_gain_share", "label")
 """The figures of :func:`item_drift` per item, after its keys and transition."""
+_OPTION_INDEX = {letter: i for i, letter in enumerate(string.ascii_uppercase)}
 
 
 def _probs(lls: list[np.ndarray]) -> np.ndarray:
@@ -40,9 +43,9 @@ def _probs(lls: list[np.ndarray]) -> np.ndarray:
 
 
 def _gold_index(gold: pd.Series) -> np.ndarray:
-    """Option index of a gold letter (A -> 0); -1 when the gold is not one letter (or missing)."""
+    """Option index of a gold letter (A -> 0); -1 when the gold is not a letter A-Z (or missing)."""
     codes, uniques = pd.factorize(gold)  # a few distinct golds: each is looked at once
-    index = [ord(g) - 65 if isinstance(g, str) and len(g) == 1 and "A" <= g <= "Z" else -1 for g in uniques]
+    index = [_OPTION_INDEX.get(g, -1) for g in uniques]
     return np.array([*index, -1], dtype=np.int64)[codes]  # code -1: missing
 
 
@@ -50,12 +53,12 @@ def item_drift(samples: pd.DataFrame) -> pd.DataFrame:
     """Per item with option log-likelihoods on both sides: p_gold before/after, dp_gold, and for 1->0
     items lost_mass, top_gain_share, label. Empty frame when no item has them."""
     cols = ["subtask", "category", "seed", "doc_id", "transition"]
-    if "option_ll_before" not in samples or "option_ll_after" not in samples:
+    if "option_ll_before" not in samples:  # the samples table has both sides' option_ll or neither
         return pd.DataFrame(columns=[*cols, *ITEM_COLUMNS])
     lb, la = samples["option_ll_before"].to_numpy(), samples["option_ll_after"].to_numpy()
     k_before, k_after = _lengths(lb), _lengths(la)
     k = np.where(k_before == k_after, k_before, 0)
-    gold = _gold_index(samples["gold"]) if "gold" in samples else np.full(len(samples), -1)
+    gold = _gold_index(samples["gold"])
     usable = (k >= 2) & (gold >= 0) & (gold < k)
     out = samples.loc[usable, cols].astype({"transition": str}).reset_index(drop=True)
     rows = np.flatnonzero(usable)
@@ -113,9 +116,9 @@ def drift_summary(items: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(
         {"n_mc": grouped.size(), "dp_gold_median_11": grouped["dp_gold_11"].median(), "n_at_risk": counts["n_at_risk"]}
     )
-    out["at_risk_share"] = (counts["n_at_risk"] / counts["n_11"]).where(counts["n_11"] > 0)
+    out["at_risk_share"] = counts["n_at_risk"] / counts["n_11"]  # 0/0 is NaN: no retained item, no share
     for lab in LABELS:
         out[f"n_10_{lab}"] = counts[f"n_10_{lab}"]
     split = out["n_10_drift"] + out["n_10_mass_loss"]
-    out["drift_share"] = (out["n_10_drift"] / split).where(split > 0)
+    out["drift_share"] = out["n_10_drift"] / split
     return out.reset_index()

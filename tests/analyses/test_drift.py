@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from postforget_lmeval.analyses._drift import drift_summary, item_drift
+from postforget_lmeval.analyses._drift import AT_RISK_DROP, ITEM_COLUMNS, LABELS, drift_summary, item_drift
 
 
 def _ll(*probs: float) -> list[float]:
@@ -114,3 +115,95 @@ def test_a_top_gain_share_of_exactly_one_half_is_drift() -> None:
     assert items["lost_mass"].tolist() == [1.0] and items["top_gain_share"].tolist() == [0.5]
     assert items["label"].tolist() == ["drift"]
     assert drift_summary(items)["drift_share"].tolist() == [1.0]
+
+
+def _rows(*items: tuple) -> pd.DataFrame:
+    """Sample rows of (subtask, doc_id, transition, gold, log-likelihoods before, after)."""
+    return pd.DataFrame(
+        [
+            {"subtask": s, "category": "C", "seed": "0", "doc_id": d, "transition": t, "gold": g,
+             "option_ll_before": b, "option_ll_after": a}
+            for s, d, t, g, b, a in items
+        ]
+    )  # fmt: skip
+
+
+def test_columns_and_types_of_the_tables() -> None:
+    items = item_drift(_samples())
+    assert list(items.columns) == ["subtask", "category", "seed", "doc_id", "transition", *ITEM_COLUMNS]
+    assert items["k"].dtype == np.int64
+    figures = ["p_gold_before", "p_gold_after", "dp_gold", "lost_mass", "top_gain_share"]
+    assert (items[figures].dtypes == np.float64).all()
+    summary = drift_summary(items)
+    counts = ["n_mc", "n_at_risk", *(f"n_10_{lab}" for lab in LABELS)]
+    assert (summary[counts].dtypes == np.int64).all()  # drift.csv writes 1, not 1.0
+    assert (summary[["dp_gold_median_11", "at_risk_share", "drift_share"]].dtypes == np.float64).all()
+
+
+def test_very_negative_log_likelihoods_keep_their_probabilities() -> None:
+    """A long option's log-likelihood is a sum over its tokens and can fall below -745, where exp() is 0: each
+    item is normalised by its own largest value, so an item near -800 keeps its probabilities beside one near 0."""
+    ll = _ll(0.7, 0.1, 0.1, 0.1), _ll(0.2, 0.6, 0.1, 0.1)
+    long_options = [[v - 800.0 for v in side] for side in ll]
+    samples = _rows(("s", 0, "1->0", "A", *ll), ("s", 1, "1->0", "A", *long_options))
+    items = item_drift(samples)
+    assert items["p_gold_before"].tolist() == pytest.approx([0.7, 0.7])
+    assert items["p_gold_after"].tolist() == pytest.approx([0.2, 0.2])
+    assert items["top_gain_share"].tolist() == pytest.approx([1.0, 1.0])
+
+
+def test_golds_that_name_no_option_give_no_figures() -> None:
+    """Drift needs the gold option: a gold given as text, a missing gold and a letter past the options (a task
+    whose target indexes past its choices) leave the item out, and Z is the 26th option."""
+    four = _ll(0.7, 0.1, 0.1, 0.1), _ll(0.2, 0.6, 0.1, 0.1)
+    far = -1000.0
+    z_before = [far] * 25 + [0.0]
+    z_after = [0.0] + [far] * 24 + [0.0]
+    samples = _rows(
+        ("s", 0, "1->0", "Paris", *four),
+        ("s", 1, "1->0", None, *four),
+        ("s", 2, "1->0", "E", *four),
+        ("s", 3, "0->0", "Paris", None, None),
+        ("s", 4, "1->0", "Z", z_before, z_after),
+        ("s", 5, "1->0", "A", *four),
+    )
+    items = item_drift(samples)
+    assert items["doc_id"].tolist() == [4, 5]
+    assert items["k"].tolist() == [26, 4]
+    assert items["p_gold_before"].tolist() == pytest.approx([1.0, 0.7])
+    assert items["p_gold_after"].tolist() == pytest.approx([0.5, 0.2])
+
+
+def test_a_drop_of_exactly_one_fifth_is_not_at_risk() -> None:
+    """At risk is a fall of MORE than ``AT_RISK_DROP``: gold A falls from 1/1.875 (the other options at 1/2, 1/4,
+    1/8 of its probability) to 1/3 (tied with B and C, still the first maximum): dp_gold is exactly -0.2."""
+    before, after = [0.0, math.log(0.5), math.log(0.25), math.log(0.125)], [0.0, 0.0, 0.0, -1000.0]
+    items = item_drift(_rows(("s", 0, "1->1", "A", before, after)))
+    assert items["dp_gold"].tolist() == [-AT_RISK_DROP]
+    summary = drift_summary(items)
+    assert summary["n_at_risk"].tolist() == [0] and summary["at_risk_share"].tolist() == [0.0]
+
+
+def test_gold_that_kept_its_probability() -> None:
+    """Items whose gold probability did not move: the model paired with itself (1->1, no option moved), and gold B
+    kept its 1/2 while A rose to tie it and, first of the two, took the answer (1->0). The lost mass is 0: no share,
+    overtaken, and no division warning. A three-option flip whose mass went to B is drift. One retained item in a
+    sub-benchmark gives an at-risk share, not NaN."""
+    half, quarter, far = 0.0, math.log(0.5), -1000.0
+    same = [0.0, math.log(0.3), math.log(0.2)]
+    samples = _rows(
+        ("s", 0, "1->1", "A", same, same),
+        ("s", 1, "1->0", "B", [quarter, half, quarter], [0.0, 0.0, far]),
+        ("s", 2, "1->0", "A", [0.0, quarter, quarter], [quarter, 0.0, quarter]),
+        ("t", 0, "1->1", "A", same, same),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        items = item_drift(samples)
+    assert items["lost_mass"].tolist()[1:3] == [0.0, 0.25]
+    assert math.isnan(items["top_gain_share"][1]) and items["top_gain_share"][2] == 1.0
+    assert items["label"].tolist()[1:3] == ["overtaken", "drift"]
+    assert items["dp_gold"].tolist() == [0.0, 0.0, -0.25, 0.0]
+    summary = drift_summary(items).set_index("subtask")
+    assert summary["at_risk_share"].tolist() == [0.0, 0.0]
+    assert summary.loc["s", "drift_share"] == 1.0 and math.isnan(summary.loc["t", "drift_share"])
