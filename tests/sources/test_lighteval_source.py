@@ -322,6 +322,17 @@ def test_detection_reads_only_the_head_of_a_results_file(tmp_path):
         assert SOURCE.matches(tmp_path / "run") is lighteval
 
 
+def test_other_results_files_beside_a_lighteval_run_are_left_alone(tmp_path):
+    """Beside a LightEval run: lm-eval's results file (same name, no ``config_general``), a JSON list, a cut file."""
+    shutil.copytree(FIXTURES / "v0_13" / "before", tmp_path / "before")
+    other = tmp_path / "before" / "results" / "other"
+    other.mkdir()
+    for date, text in (("01", '{"results": {}, "configs": {}}'), ("02", "[1, 2]"), ("03", '{"config_gen')):
+        other.joinpath(f"results_2025-01-{date}T00-00-00.000001.json").write_text(text, encoding="utf-8")
+    found = SOURCE.find_runs(tmp_path / "before")
+    assert len(found.task_runs) == 6 and found.problems == []
+
+
 def test_a_details_folder_without_its_results_is_recognised_and_each_file_named(tmp_path):
     shutil.copytree(FIXTURES / "v0_13" / "before" / "details", tmp_path / "before" / "details")
     assert SOURCE.matches(tmp_path / "before") and detect(tmp_path / "before").name == "lighteval"
