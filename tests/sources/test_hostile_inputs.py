@@ -114,7 +114,23 @@ def test_lighteval_detection_survives_an_unreadable_results_file(tmp_path, monke
     _deny(monkeypatch, locked)
     assert by_name("lighteval").matches(tmp_path / "run") is False
     found = by_name("lighteval").find_runs(tmp_path / "run")
-    assert [p["path"] for p in found.problems] == [str(locked)]
+    assert found.problems == [
+        {"path": str(locked), "problem": "results file cannot be read (Permission denied); skipped"}
+    ]
+
+
+def test_a_lighteval_run_with_a_link_back_to_itself_is_recognised_and_read_once(tmp_path):
+    import shutil
+
+    from tests.helpers import paths
+
+    root = tmp_path / "run"
+    shutil.copytree(paths.FIXTURES / "lighteval" / "v0_13" / "before", root)
+    root.joinpath("current").symlink_to(root, target_is_directory=True)  # searched before details/ and results/
+    assert by_name("lighteval").matches(root) is True
+    found = by_name("lighteval").find_runs(root)
+    assert len(found.task_runs) == 6 and found.problems == []
+    assert found.notes == [f"{root / 'current'} is a link to {root}, already searched; not read twice"]
 
 
 def _read(run):

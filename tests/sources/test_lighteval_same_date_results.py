@@ -41,3 +41,16 @@ def test_a_second_results_file_of_a_date_is_reported_and_the_first_in_path_order
     }]  # fmt: skip
     dated = [r for r in found.task_runs if r.date == DATE]
     assert len(dated) == 3 and {(r.seed, r.results_path) for r in dated} == {(5 if copy_first else 0, first)}
+
+
+def test_every_second_results_file_of_a_folder_of_copies_is_reported(tmp_path):
+    """A second model folder holding copies of both runs: each copy is named, not only the first of the folder."""
+    root = tmp_path / "before"
+    shutil.copytree(FIXTURE, root)
+    originals = sorted((root / "results" / "Qwen" / "Qwen2.5-7B").glob("results_*.json"))
+    shutil.copytree(originals[0].parent, root / "results" / "Qwen" / "Qwen2.5-7B-zcopy")
+    found = SOURCE.find_runs(root)
+    assert [p["path"] for p in found.problems] == [
+        str(root / "results" / "Qwen" / "Qwen2.5-7B-zcopy" / path.name) for path in originals
+    ]
+    assert len(found.task_runs) == 6 and {r.results_path for r in found.task_runs} == set(originals)

@@ -8,7 +8,11 @@ The responses follow the script's PATTERNS table, so the transitions below are w
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +23,7 @@ import pytest
 from postforget_lmeval import pair
 from postforget_lmeval.pairing.results import PairingError
 from postforget_lmeval.report.files import write_outputs
-from postforget_lmeval.sources import ReadRequest, detect
+from postforget_lmeval.sources import ReadRequest, TaskRun, detect
 from postforget_lmeval.sources._lighteval import SOURCE
 from postforget_lmeval.sources._lighteval_items import parse_query, subtask_of
 from tests.helpers import paths
@@ -54,6 +58,87 @@ def test_finds_every_task_run_with_its_seed_from_the_results_file_of_the_same_da
         f"{prefix}synth_reasoning_letter:capitals|0",
     }
     assert detect(FIXTURES / version / "after").name == "lighteval"
+
+
+def _edit_results(root: Path, change) -> None:
+    """``change(data)`` applied to every results file under ``root``, written back as LightEval writes it (UTF-8)."""
+    for path in root.rglob("results_*.json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        change(data)
+        path.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_task_run_says_where_its_items_are_and_how_they_were_made(version):
+    """Every field pairing reads: LightEval's tasks generate and score themselves (one metric, no filter),
+    the budget is the task's generation_size, and effective_num_docs -1 (not logged) is no item count."""
+    root = FIXTURES / version / "before"
+    date = {"v0_10": "2026-11-22T08-03-43.886826", "v0_13": "2026-11-22T08-04-01.283993"}[version]
+    task = {
+        "v0_10": "community|mmlu_reasoning_letter:abstract_algebra|0",
+        "v0_13": "mmlu_reasoning_letter:abstract_algebra|0",
+    }
+    details = root / "details" / "Qwen" / "Qwen2.5-7B" / date / f"details_{task[version]}_{date}.parquet"
+    run = next(r for r in SOURCE.find_runs(root).task_runs if r.samples_path == details)
+    assert run == TaskRun(
+        task=task[version], results_path=root / "results" / "Qwen" / "Qwen2.5-7B" / f"results_{date}.json",
+        date=date, samples_path=details, seed=0, seed_source=SEED_SOURCE[version], output_type="generate_until",
+        filters=("none",), metrics=("extractive_match",), group=None, n_expected=None, self_scored=True,
+        max_gen_toks=32768, samples_bytes=os.path.getsize(details), unusable=None,
+    )  # fmt: skip
+
+
+def _config_tasks(generation_size, effective_num_docs):
+    def change(data):
+        for cfg in data["config_tasks"].values():
+            cfg.update(generation_size=generation_size, effective_num_docs=effective_num_docs)
+
+    return change
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (_config_tasks(2048, 6), (2048, 6)),  # the task's own budget, not the model's max_new_tokens (32768)
+        (_config_tasks(None, 1), (32768, 1)),  # a task without a budget generates up to max_new_tokens
+        (_config_tasks(2048, 0), (2048, None)),  # 0 and -1: no item count logged
+        (lambda d: d.__setitem__("config_tasks", {"other|0": {"generation_size": 2048}}), (32768, None)),
+        (lambda d: d.pop("config_tasks"), (32768, None)),
+    ],
+    ids=["own-budget", "no-budget", "no-count", "task-not-in-config", "no-config"],
+)
+def test_the_task_config_gives_the_budget_and_item_count_in_either_version(tmp_path, version, change, expected):
+    """0.10 keys config_tasks without the few-shot count (``community|x``), 0.13 with it (``x|0``)."""
+    shutil.copytree(FIXTURES / version / "before", tmp_path / "before")
+    _edit_results(tmp_path / "before", change)
+    runs = SOURCE.find_runs(tmp_path / "before").task_runs
+    assert len(runs) == 6 and {(r.max_gen_toks, r.n_expected) for r in runs} == {expected}
+
+
+def test_a_run_that_logged_no_generation_parameters_has_no_seed_and_says_where_it_looked(tmp_path):
+    shutil.copytree(FIXTURES / "v0_13" / "before", tmp_path / "before")
+    _edit_results(tmp_path / "before", lambda d: d["config_general"]["model_config"].pop("generation_parameters"))
+    runs = SOURCE.find_runs(tmp_path / "before").task_runs
+    assert len(runs) == 6 and {(r.seed, r.seed_source, r.max_gen_toks) for r in runs} == {
+        (None, "none logged (config_general has no seed)", 32768)  # the budget: each task's generation_size
+    }
+
+
+def test_results_files_are_read_as_utf8_whatever_the_locale(tmp_path):
+    """LightEval writes non-ASCII text as it is (a model or task description); a job under the C locale
+    (ASCII) must still find the runs, not drop every results file as unreadable JSON."""
+    shutil.copytree(FIXTURES / "v0_13" / "before", tmp_path / "before")
+    _edit_results(tmp_path / "before", lambda d: d["config_general"].__setitem__("model_name", "Qwen/Qwen2.5-7B-é"))
+    code = (
+        "import sys; from postforget_lmeval.sources._lighteval import SOURCE; "
+        "found = SOURCE.find_runs(sys.argv[1]); print(len(found.task_runs), len(found.problems))"
+    )
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    env["PYTHONPATH"] = os.pathsep.join([str(paths.ROOT), env.get("PYTHONPATH", "")])
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "before")], env=env, capture_output=True,
+                         text=True, check=True)  # fmt: skip
+    assert out.stdout.split() == ["6", "0"]
 
 
 def test_paper_task_names_map_onto_the_catalog_and_unknown_tasks_keep_their_name():
@@ -204,6 +289,9 @@ def test_load_item_gives_show_the_question_options_gold_and_full_response(versio
     assert item.gold == row["gold"] and item.doc_id == row["doc_id"]
     assert len(item.responses) == 1 and float(len(item.responses[0])) == row["response_chars"]
     assert item.prompt.endswith("Reasoning:") and "Question:" in item.prompt
+    logged = pq.read_table(row["file"]).to_pylist()[int(row["locator"])]
+    doc = logged["doc"] if version == "v0_13" else {k: logged[k] for k in ("example", "gold", "specifics")}
+    assert item.doc == doc
 
 
 def test_results_without_details_is_an_error_naming_save_details(tmp_path):
@@ -213,6 +301,43 @@ def test_results_without_details_is_an_error_naming_save_details(tmp_path):
     expected = r"holds LightEval results files \(2, .*no per-item details .*--save-details"
     with pytest.raises(PairingError, match=expected):
         pair(tmp_path / "before", tmp_path / "after")
+    with pytest.raises(PairingError) as error:
+        SOURCE.find_runs(tmp_path / "before")
+    first = tmp_path / "before" / "results" / "Qwen" / "Qwen2.5-7B" / "results_2026-11-22T08-04-01.283993.json"
+    assert str(error.value) == (
+        f"{tmp_path / 'before'} holds LightEval results files (2, e.g. {first}) but no per-item details "
+        "(details/<model>/<date>/details_<task>_<date>.parquet): LightEval writes them only with --save-details; "
+        "re-run with it, or copy the details folder beside results/"
+    )
+
+
+def test_detection_reads_only_the_head_of_a_results_file(tmp_path):
+    """LightEval opens its results file with ``config_general``; a file that names it only past its first 256
+    bytes (a large lm-eval results file quoting it) is not taken for LightEval, nor read whole."""
+    folder = tmp_path / "run" / "results" / "m"
+    folder.mkdir(parents=True)
+    results = folder / "results_2025-01-01T00-00-00.000000.json"
+    for pad, lighteval in ((239, True), (240, False)):  # the key's closing quote at byte 256, then 257
+        results.write_text("{" + " " * pad + '"config_general": {}}', encoding="utf-8")
+        assert SOURCE.matches(tmp_path / "run") is lighteval
+
+
+def test_other_results_files_beside_a_lighteval_run_are_left_alone(tmp_path):
+    """Beside a LightEval run: lm-eval's results file (same name, no ``config_general``), a JSON list, a cut file."""
+    shutil.copytree(FIXTURES / "v0_13" / "before", tmp_path / "before")
+    other = tmp_path / "before" / "results" / "other"
+    other.mkdir()
+    for date, text in (("01", '{"results": {}, "configs": {}}'), ("02", "[1, 2]"), ("03", '{"config_gen')):
+        other.joinpath(f"results_2025-01-{date}T00-00-00.000001.json").write_text(text, encoding="utf-8")
+    found = SOURCE.find_runs(tmp_path / "before")
+    assert len(found.task_runs) == 6 and found.problems == []
+
+
+def test_a_details_folder_without_its_results_is_recognised_and_each_file_named(tmp_path):
+    shutil.copytree(FIXTURES / "v0_13" / "before" / "details", tmp_path / "before" / "details")
+    assert SOURCE.matches(tmp_path / "before") and detect(tmp_path / "before").name == "lighteval"
+    found = SOURCE.find_runs(tmp_path / "before")
+    assert found.task_runs == [] and len(found.problems) == 6
 
 
 def test_details_without_results_of_the_same_date_are_reported_and_skipped(tmp_path):
@@ -221,7 +346,13 @@ def test_details_without_results_of_the_same_date_are_reported_and_skipped(tmp_p
     orphan.unlink()
     found = SOURCE.find_runs(tmp_path / "before")
     assert len(found.task_runs) == 5
-    assert len(found.problems) == 1 and "seed is unknown" in found.problems[0]["problem"]
+    date = orphan.name.removeprefix("results_").removesuffix(".json")
+    task = "community|mmlu_reasoning_letter:abstract_algebra|0"
+    details = tmp_path / "before" / "details" / "Qwen" / "Qwen2.5-7B" / date / f"details_{task}_{date}.parquet"
+    assert found.problems == [{
+        "path": str(details),
+        "problem": f"no results_{date}.json of the same date, so its seed is unknown; task {task} skipped",
+    }]  # fmt: skip
 
 
 def _lmeval_twin(version: str, root: Path) -> None:
@@ -287,13 +418,59 @@ def test_a_results_file_without_its_details_is_reported(tmp_path):
     shutil.copytree(FIXTURES / "v0_13" / "before", tmp_path / "before")
     run = SOURCE.find_runs(tmp_path / "before").task_runs[0]
     shutil.rmtree(run.samples_path.parent)
+    # LightEval adds an average per namespace of several tasks, and "all": neither is a task that was skipped
+    averages = {"all": {}, "mmlu_reasoning_letter:_average|0": {}}
+    _edit_results(run.results_path.parent, lambda d: d["results"].update(averages))
     found = SOURCE.find_runs(tmp_path / "before")
     assert len(found.task_runs) == 3 and {r.seed for r in found.task_runs} == {1 - run.seed}
-    assert len(found.problems) == 1 and found.problems[0]["path"] == str(run.results_path)
-    assert (
-        "--save-details" in found.problems[0]["problem"]
-        and "mmlu_reasoning_letter:abstract_algebra|0" in (found.problems[0]["problem"])
+    tasks = (
+        "mmlu_reasoning_letter:abstract_algebra|0, arc_reasoning_custom_prompt_letter:easy|0, "
+        "synth_reasoning_letter:capitals|0"
     )
+    assert found.problems == [{
+        "path": str(run.results_path),
+        "problem": f"no details_<task>_{run.date}.parquet (run without --save-details?); task(s) {tasks} skipped",
+    }]  # fmt: skip
+    _edit_results(run.results_path.parent, lambda d: d.__setitem__("results", averages))
+    assert SOURCE.find_runs(tmp_path / "before").problems[0]["problem"].endswith("; task(s) ? skipped")
+
+
+def test_a_details_file_left_as_a_git_lfs_pointer_is_named_unusable(tmp_path):
+    """A clone of a LightEval output repository made without ``git lfs pull`` holds pointer stubs."""
+    shutil.copytree(FIXTURES / "v0_13" / "before", tmp_path / "before")
+    stub = SOURCE.find_runs(tmp_path / "before").task_runs[0].samples_path
+    stub.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 123456\n", encoding="utf-8")
+    runs = SOURCE.find_runs(tmp_path / "before").task_runs
+    assert [r.samples_path for r in runs if r.unusable is not None] == [stub]
+    assert next(r.unusable for r in runs if r.samples_path == stub).startswith(
+        "is a Git LFS pointer stub (0.1 MB on the LFS server), not the logged samples"
+    )
+
+
+def test_reading_tells_progress_the_bytes_read_after_each_file():
+    runs = _runs("v0_13", "before")[:2]
+    sizes = [r.samples_path.stat().st_size for r in runs]
+    told = []
+    reads = SOURCE.read([ReadRequest(r, None, None) for r in runs], 1, lambda done, total: told.append((done, total)))
+    assert [len(r.items) for r in reads] == [len(pq.read_table(r.samples_path)) for r in runs]
+    assert told == [(sizes[0], sum(sizes)), (sum(sizes), sum(sizes))]
+
+
+def test_an_item_without_question_text_shows_its_whole_query(tmp_path):
+    query = "A) 4\nB) 7\nC) 9"  # the item's options only: nothing to show as its question but the query
+
+    def options_only(row):
+        row["doc"]["query"] = query
+
+    _rewrite_after_item(FIXTURES / "v0_13", tmp_path / "pair", options_only)
+    path = next(
+        r.samples_path
+        for r in SOURCE.find_runs(tmp_path / "pair" / "after").task_runs
+        if r.seed == 0 and "mmlu" in r.task
+    )
+    locator = [row["doc"]["query"] for row in pq.read_table(path).to_pylist()].index(query)
+    item = SOURCE.load_item(str(path), locator)
+    assert (item.question, item.options, item.gold) == (query, ["4", "7", "9"], "B")
 
 
 def test_an_unreadable_details_file_is_reported_with_its_path(tmp_path):

@@ -128,6 +128,22 @@ def test_a_lighteval_seed_that_is_not_a_number_is_named_not_a_traceback(tmp_path
 def test_a_lighteval_config_that_is_not_an_object_is_named(tmp_path):
     from postforget_lmeval.sources import by_name
 
-    found = by_name("lighteval").find_runs(_lighteval_copy(tmp_path, lambda d: d.__setitem__("config_general", [])))
-    assert found.task_runs == [] and len(found.problems) >= 2
-    assert all("not an object" in p["problem"] or "no results_" in p["problem"] for p in found.problems)
+    root = _lighteval_copy(tmp_path, lambda d: d.__setitem__("config_general", []))
+    found = by_name("lighteval").find_runs(root)
+    assert found.task_runs == [] and len(found.problems) == 2 + 6  # 2 results files, then their 6 details files
+    assert found.problems[:2] == [
+        {"path": str(path), "problem": "'config_general' is not an object; skipped"}
+        for path in sorted(root.rglob("results_*.json"))
+    ]
+    assert all("no results_" in p["problem"] for p in found.problems[2:])
+
+
+def test_a_lighteval_task_config_with_counts_that_are_not_numbers_gives_none(tmp_path):
+    from postforget_lmeval.sources import by_name
+
+    def as_text(data: dict[str, Any]) -> None:
+        for cfg in data["config_tasks"].values():
+            cfg.update(generation_size="32k", effective_num_docs="6")
+
+    runs = by_name("lighteval").find_runs(_lighteval_copy(tmp_path, as_text)).task_runs
+    assert len(runs) == 6 and {(r.max_gen_toks, r.n_expected) for r in runs} == {(None, None)}
