@@ -58,3 +58,17 @@ def test_peak_memory_is_bounded_by_the_largest_sample_not_the_log(tmp_path):
     assert len(read.rows) == N_SAMPLES and read.problems == []
     assert read.rows.columns["response_chars"][0] == len("Let me think. " * (REPLY_BYTES // 14) + "\n\nANSWER: A")
     assert peak < 8 * 2 * REPLY_BYTES  # a few copies of one sample; the log unpacks to 48 of them
+
+
+def test_recognising_logs_reads_only_the_first_bytes_of_a_large_json_file_beside_them(tmp_path):
+    folder = copy_side("before_json", tmp_path / "before")
+    SOURCE.find_runs(folder)  # imports inspect_ai's reader before measuring
+    (folder / "results.json").write_bytes(b'{"scores": [' + b"0.5, " * (4 << 20) + b"0.5]}")  # 20 MB, not a log
+    tracemalloc.start()
+    try:
+        found = SOURCE.find_runs(folder)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(found.task_runs) == 2 and found.problems == []
+    assert peak < 4 << 20  # the logs' headers, not the 20 MB file
