@@ -16,7 +16,15 @@ import pytest
 from postforget_lmeval import pair
 from postforget_lmeval.pairing.results import PairingError
 from tests.helpers import paths
-from tests.sources.inspect_logs import ALGEBRA_LOG, CAPITALS_LOG, break_deflate, copy_side, edit_json, rewrite
+from tests.sources.inspect_logs import (
+    ALGEBRA_LOG,
+    CAPITALS_LOG,
+    break_deflate,
+    copy_side,
+    edit_json,
+    overstate_size,
+    rewrite,
+)
 
 pytest.importorskip("inspect_ai.log", reason="the inspect extra is not installed")
 
@@ -27,6 +35,10 @@ CHANGES = {
     "null id": (edit_json(lambda d: d.update(id=None)),
                 "id.int: Input should be a valid integer; id.str: Input should be a valid string"),
     "missing id": (edit_json(lambda d: d.pop("id")), "id: Field required"),
+    "null id and score": (edit_json(lambda d: d.update(id=None, scores={"choice": None})),
+                          "id.int: Input should be a valid integer; id.str: Input should be a valid string "
+                          "(and 1 more)"),
+    "not an object": (lambda data: b"null", "AttributeError: 'NoneType' object has no attribute 'items'"),
     "cut short": (lambda data: data[:100],
                   "json.decoder.JSONDecodeError: Unterminated string starting at: line 1 column 100 (char 99)"),
 }  # fmt: skip
@@ -130,3 +142,12 @@ def test_an_unreadable_sample_of_a_json_log_is_named_by_its_place(tmp_path):
         "scores.choice: Input should be a valid dictionary or instance of Score"
     )
     assert len(result.samples[result.samples["subtask"] == "synth_capitals"]) == 5
+
+
+def test_a_member_cut_short_is_named_with_zipfiles_bare_eoferror(tmp_path):
+    before = copy_side("before_eval", tmp_path / "before")
+    log = next(before.glob(ALGEBRA_LOG))
+    overstate_size(log, MEMBER)
+    result = pair(before, copy_side("after_eval", tmp_path / "after"), analyses=False)
+    assert _warning(result, log).endswith(f"cannot be read and are skipped: {MEMBER}: EOFError")
+    assert len(result.samples[result.samples["subtask"] == "mmlu_abstract_algebra"]) == 7

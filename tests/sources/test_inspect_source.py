@@ -232,11 +232,15 @@ def test_a_link_back_into_the_searched_folder_is_noted_and_its_logs_read_once(tm
 
 def test_a_file_that_opens_like_a_log_but_inspect_ai_cannot_read_is_a_problem_naming_it(tmp_path):
     shutil.copytree(FIXTURES / "before_eval", tmp_path / "before")
-    broken = tmp_path / "before" / "broken.eval"
+    broken, cut = tmp_path / "before" / "broken.eval", tmp_path / "before" / "cut.json"
     broken.write_bytes(b"PK\x03\x04 cut short")  # a zip's first bytes, no archive after them
+    cut.write_text('{"version": 2, "status": "success", "eval": {')
     found = SOURCE.find_runs(tmp_path / "before")
     assert len(found.task_runs) == 2
-    assert found.problems == [{"path": str(broken), "problem": "is not a readable inspect_ai log: EOCD not found"}]
+    assert found.problems == [
+        {"path": str(broken), "problem": "is not a readable inspect_ai log: EOCD not found"},
+        {"path": str(cut), "problem": f"is not a readable inspect_ai log: Unable to read log file: {cut}"},
+    ]
 
 
 def test_reading_tells_progress_the_bytes_read_after_each_log():
