@@ -15,6 +15,7 @@ import pytest
 
 from postforget_lmeval import pair
 from postforget_lmeval.pairing.results import PairingError
+from postforget_lmeval.sources._inspect import SOURCE
 from tests.helpers import paths
 from tests.sources.inspect_logs import (
     ALGEBRA_LOG,
@@ -151,3 +152,16 @@ def test_a_member_cut_short_is_named_with_zipfiles_bare_eoferror(tmp_path):
     result = pair(before, copy_side("after_eval", tmp_path / "after"), analyses=False)
     assert _warning(result, log).endswith(f"cannot be read and are skipped: {MEMBER}: EOFError")
     assert len(result.samples[result.samples["subtask"] == "mmlu_abstract_algebra"]) == 7
+
+
+def test_a_sorted_keys_log_from_a_newer_inspect_ai_is_read_as_inspect_ai_reads_it(tmp_path):
+    """A generation option the installed inspect_ai does not know is dropped, as inspect_ai drops it reading a log."""
+    before = copy_side("before_json", tmp_path / "before")
+    log = next(before.glob("*synth-capitals*.json"))
+    doc = json.loads(log.read_text())
+    doc["eval"]["model_generate_config"]["option_of_a_newer_inspect_ai"] = 1
+    log.write_text(json.dumps(doc, sort_keys=True))
+    found = SOURCE.find_runs(before)
+    assert found.problems == [] and sorted(r.task for r in found.task_runs) == [
+        "mmlu_reasoning_letter:abstract_algebra_5_shots", "synth_capitals"
+    ]  # fmt: skip
