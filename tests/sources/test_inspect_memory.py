@@ -3,7 +3,8 @@
 The log is inspect_ai's own capitals log (``tests/fixtures/inspect/before_eval``) grown to many samples, each
 with a long reply: a few hundred KB deflated that unpack to tens of MB. inspect_ai's ``read_eval_log`` held every
 sample at once (a 220 KB log unpacking to 200 MB took 670 MB); the reader now parses one member at a time and
-keeps no reply text.
+keeps no reply text. Finding the runs reads each log's header only (around the samples, in a ``.json`` log whose
+keys were sorted), and recognising a log only its first bytes.
 """
 
 from __future__ import annotations
