@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import struct
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -55,3 +56,22 @@ def break_deflate(log: Path, member: str) -> None:
         name_len, extra_len = (int.from_bytes(f.read(2), "little") for _ in range(2))
         f.seek(info.header_offset + 30 + name_len + extra_len)
         f.write(b"\xff")
+
+
+def overstate_size(log: Path, member: str) -> None:
+    """Write ``log`` again with its members stored (not deflated), ``member``'s recorded sizes larger than its data,
+    as where a member was cut short: reading it runs past the end of the file."""
+    with zipfile.ZipFile(log) as archive:
+        members = [(info.filename, archive.read(info)) for info in archive.infolist()]
+    with zipfile.ZipFile(log, "w", zipfile.ZIP_STORED) as archive:
+        for name, data in members:
+            archive.writestr(name, data)
+    with zipfile.ZipFile(log) as archive:
+        info = archive.getinfo(member)
+    raw = bytearray(log.read_bytes())
+    name, entry = member.encode(), raw.index(b"PK\x01\x02")  # the central directory's first entry
+    while raw[entry + 28 : entry + 30] != struct.pack("<H", len(name)) or not raw.startswith(name, entry + 46):
+        entry = raw.index(b"PK\x01\x02", entry + 46)
+    for at in (info.header_offset + 18, entry + 20):  # compressed and uncompressed size: local header, directory
+        struct.pack_into("<II", raw, at, len(raw), len(raw))
+    log.write_bytes(bytes(raw))

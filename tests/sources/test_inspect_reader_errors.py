@@ -15,8 +15,17 @@ import pytest
 
 from postforget_lmeval import pair
 from postforget_lmeval.pairing.results import PairingError
+from postforget_lmeval.sources._inspect import SOURCE
 from tests.helpers import paths
-from tests.sources.inspect_logs import ALGEBRA_LOG, CAPITALS_LOG, break_deflate, copy_side, edit_json, rewrite
+from tests.sources.inspect_logs import (
+    ALGEBRA_LOG,
+    CAPITALS_LOG,
+    break_deflate,
+    copy_side,
+    edit_json,
+    overstate_size,
+    rewrite,
+)
 
 pytest.importorskip("inspect_ai.log", reason="the inspect extra is not installed")
 
@@ -27,6 +36,10 @@ CHANGES = {
     "null id": (edit_json(lambda d: d.update(id=None)),
                 "id.int: Input should be a valid integer; id.str: Input should be a valid string"),
     "missing id": (edit_json(lambda d: d.pop("id")), "id: Field required"),
+    "null id and score": (edit_json(lambda d: d.update(id=None, scores={"choice": None})),
+                          "id.int: Input should be a valid integer; id.str: Input should be a valid string "
+                          "(and 1 more)"),
+    "not an object": (lambda data: b"null", "AttributeError: 'NoneType' object has no attribute 'items'"),
     "cut short": (lambda data: data[:100],
                   "json.decoder.JSONDecodeError: Unterminated string starting at: line 1 column 100 (char 99)"),
 }  # fmt: skip
@@ -130,3 +143,25 @@ def test_an_unreadable_sample_of_a_json_log_is_named_by_its_place(tmp_path):
         "scores.choice: Input should be a valid dictionary or instance of Score"
     )
     assert len(result.samples[result.samples["subtask"] == "synth_capitals"]) == 5
+
+
+def test_a_member_cut_short_is_named_with_zipfiles_bare_eoferror(tmp_path):
+    before = copy_side("before_eval", tmp_path / "before")
+    log = next(before.glob(ALGEBRA_LOG))
+    overstate_size(log, MEMBER)
+    result = pair(before, copy_side("after_eval", tmp_path / "after"), analyses=False)
+    assert _warning(result, log).endswith(f"cannot be read and are skipped: {MEMBER}: EOFError")
+    assert len(result.samples[result.samples["subtask"] == "mmlu_abstract_algebra"]) == 7
+
+
+def test_a_sorted_keys_log_from_a_newer_inspect_ai_is_read_as_inspect_ai_reads_it(tmp_path):
+    """A generation option the installed inspect_ai does not know is dropped, as inspect_ai drops it reading a log."""
+    before = copy_side("before_json", tmp_path / "before")
+    log = next(before.glob("*synth-capitals*.json"))
+    doc = json.loads(log.read_text())
+    doc["eval"]["model_generate_config"]["option_of_a_newer_inspect_ai"] = 1
+    log.write_text(json.dumps(doc, sort_keys=True))
+    found = SOURCE.find_runs(before)
+    assert found.problems == [] and sorted(r.task for r in found.task_runs) == [
+        "mmlu_reasoning_letter:abstract_algebra_5_shots", "synth_capitals"
+    ]  # fmt: skip

@@ -206,3 +206,46 @@ def test_without_inspect_ai_a_folder_of_logs_gets_the_extra_to_install(monkeypat
     assert detect(FIXTURES / "before_eval").name == "inspect"  # recognised from the files' first bytes
     with pytest.raises(PairingError, match=r"postforget-lmeval\[inspect\]"):
         pair(FIXTURES / "before_eval", FIXTURES / "after_eval")
+
+
+def test_a_folder_is_inspect_only_where_a_file_opens_like_a_log_under_a_log_name(tmp_path):
+    """A copy with another suffix and a link to a file that is gone are not logs; an empty folder holds none."""
+    assert not SOURCE.matches(tmp_path)
+    log = next((FIXTURES / "before_json").glob("*synth-capitals*.json"))
+    shutil.copy(log, tmp_path / f"{log.name}.bak")  # opens like a log, but is not named like one
+    (tmp_path / "gone.json").symlink_to(tmp_path / "deleted.json")
+    assert not SOURCE.matches(tmp_path)
+    found = SOURCE.find_runs(tmp_path)
+    assert (found.task_runs, found.problems) == ([], [])
+    shutil.copy(log, tmp_path / log.name)
+    assert SOURCE.matches(tmp_path) and [r.task for r in SOURCE.find_runs(tmp_path).task_runs] == [CAPITALS]
+
+
+def test_a_link_back_into_the_searched_folder_is_noted_and_its_logs_read_once(tmp_path):
+    (tmp_path / "a").symlink_to(tmp_path)  # searched before b/, so the loop is met before any log
+    shutil.copytree(FIXTURES / "before_eval", tmp_path / "b")
+    assert SOURCE.matches(tmp_path)
+    found = SOURCE.find_runs(tmp_path)
+    assert sorted(r.task for r in found.task_runs) == ["mmlu_reasoning_letter:abstract_algebra_5_shots", CAPITALS]
+    assert found.notes == [f"{tmp_path / 'a'} is a link to {tmp_path}, already searched; not read twice"]
+
+
+def test_a_file_that_opens_like_a_log_but_inspect_ai_cannot_read_is_a_problem_naming_it(tmp_path):
+    shutil.copytree(FIXTURES / "before_eval", tmp_path / "before")
+    broken, cut = tmp_path / "before" / "broken.eval", tmp_path / "before" / "cut.json"
+    broken.write_bytes(b"PK\x03\x04 cut short")  # a zip's first bytes, no archive after them
+    cut.write_text('{"version": 2, "status": "success", "eval": {')
+    found = SOURCE.find_runs(tmp_path / "before")
+    assert len(found.task_runs) == 2
+    assert found.problems == [
+        {"path": str(broken), "problem": "is not a readable inspect_ai log: EOCD not found"},
+        {"path": str(cut), "problem": f"is not a readable inspect_ai log: Unable to read log file: {cut}"},
+    ]
+
+
+def test_reading_tells_progress_the_bytes_read_after_each_log():
+    runs = SOURCE.find_runs(FIXTURES / "before_eval").task_runs
+    told: list[tuple[int, int]] = []
+    SOURCE.read([ReadRequest(r, None, None) for r in runs], 1, lambda done, total: told.append((done, total)))
+    first, total = runs[0].samples_bytes, sum(r.samples_bytes for r in runs)
+    assert first > 0 and told == [(first, total), (total, total)]
