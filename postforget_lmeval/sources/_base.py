@@ -88,7 +88,6 @@ class TaskRun:
 class Discovery:
     """Everything one source found under a directory, with what could not be used and why."""
 
-    root: Path
     task_runs: list[TaskRun] = field(default_factory=list)
     problems: list[dict[str, str]] = field(default_factory=list)  # {'path', 'problem'}
     notes: list[str] = field(default_factory=list)  # choices made while reading the layout

@@ -60,12 +60,12 @@ class InspectSource(Source):
     produced_by = "the --log-dir of an `inspect eval` run (or of eval_set)"
 
     def matches(self, root: Path) -> bool:
-        return next(_logs(root, Discovery(root)), None) is not None
+        return next(_logs(root, Discovery()), None) is not None
 
     def find_runs(self, root: Path) -> Discovery:
         from postforget_lmeval.sources._inspect_log import BadLog, task_run
 
-        found = Discovery(Path(root))
+        found = Discovery()
         for path in _logs(Path(root), found):
             try:
                 found.task_runs.append(task_run(path))

@@ -101,7 +101,7 @@ class LightEvalSource(Source):
 
     def matches(self, root: Path) -> bool:
         """A details parquet file, or a results file that opens with LightEval's ``config_general``."""
-        for dirpath, names in walk(root, Discovery(root)):
+        for dirpath, names in walk(root, Discovery()):
             for n in names:
                 if DETAILS_RE.match(n):
                     return True
@@ -110,7 +110,7 @@ class LightEvalSource(Source):
         return False
 
     def find_runs(self, root: Path) -> Discovery:
-        found = Discovery(Path(root))
+        found = Discovery()
         results: dict[str, tuple[Path, dict[str, Any]]] = {}
         details: list[tuple[Path, str, str]] = []
         for dirpath, names in walk(root, found):

@@ -241,7 +241,7 @@ class LmEvalSource(Source):
     def matches(self, root: Path) -> bool:
         return any(
             _lmeval_runs.SAMPLES_RE.match(n) or n.endswith(".jsonl")
-            for _, names in walk(root, Discovery(root))
+            for _, names in walk(root, Discovery())
             for n in names
         )
 

@@ -231,7 +231,7 @@ def _read_results(path: Path) -> dict[str, Any] | str:
 def find_runs(root: str | os.PathLike[str]) -> Discovery:
     """Every lm-eval run under ``root`` (any depth), with unusable files listed as problems."""
     root = Path(root).absolute()  # samples.parquet keeps these paths for `show`, run from anywhere
-    found = Discovery(root)
+    found = Discovery()
     used: set[Path] = set()
     named: set[tuple[Path, str]] = set()  # (folder, <time>) of results files skipped with their problem named
     samples_files: list[Path] = []
