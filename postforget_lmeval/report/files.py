@@ -39,7 +39,7 @@ _AT_FDCWD = -100
 def _exchange(a: Path, b: Path) -> bool:
     """Swap folders ``a`` and ``b`` in one step (Linux ``renameat2``); False where the system cannot."""
     try:
-        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+        renameat2 = ctypes.CDLL(None).renameat2
     except (OSError, AttributeError, TypeError):
         return False
     return renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0
