@@ -11,9 +11,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from postforget_lmeval import PairingError, pair, write_outputs
+from postforget_lmeval.pairing import SUBTASK_COLUMNS
 from postforget_lmeval.report import files
 from tests.helpers.lmeval_runs import ours, write_run
 
@@ -45,6 +47,18 @@ def test_a_new_pairing_leaves_no_file_of_an_earlier_one(tmp_path):
     assert {p.name for p in second} < {p.name for p in first}  # the bare pairing writes fewer tables
     assert sorted(os.listdir(out)) == sorted([files.MARKER, *(p.name for p in second)])
     assert beside(out) == []
+
+
+def test_the_set_holds_the_result_s_tables_as_they_are(tmp_path):
+    """subtasks.csv has each column once, samples.parquet only the samples' columns (no index column), and
+    without a plot no forgetting.png."""
+    b, a = runs(tmp_path)
+    result = pair(b, a)
+    written = write_outputs(result, tmp_path / "out", plot=False)
+    header = (tmp_path / "out" / "subtasks.csv").read_text(encoding="utf-8").splitlines()[0]
+    assert header == ",".join(result.subtasks.columns) and len(result.subtasks.columns) > len(SUBTASK_COLUMNS)
+    assert pq.read_schema(tmp_path / "out" / "samples.parquet").names == list(result.samples.columns)
+    assert "forgetting.png" not in {p.name for p in written} | set(os.listdir(tmp_path / "out"))
 
 
 @pytest.mark.parametrize("fail_at", [1, 3, 5, 6])
