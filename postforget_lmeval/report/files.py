@@ -59,7 +59,7 @@ def _leftovers(out: Path) -> None:
     """Undo what an interrupted run left beside ``out``: a previous set moved aside comes back when
     ``out`` is missing, half-written sets go. Folders of a run still going are left alone."""
     pattern = re.compile(rf"^\.{re.escape(out.name)}\.(new|old)-(\d+)$")
-    for entry in sorted(out.parent.iterdir()) if out.parent.is_dir() else []:
+    for entry in sorted(out.parent.iterdir()):  # output_folder made the parent
         m = pattern.match(entry.name)
         if not m or int(m[2]) == os.getpid() or _alive(int(m[2])):
             continue

@@ -4,6 +4,7 @@ earlier pairing, never a mix after Ctrl-C, kill -9 or a full disk, and nothing l
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
@@ -59,6 +61,23 @@ def test_the_set_holds_the_result_s_tables_as_they_are(tmp_path):
     assert header == ",".join(result.subtasks.columns) and len(result.subtasks.columns) > len(SUBTASK_COLUMNS)
     assert pq.read_schema(tmp_path / "out" / "samples.parquet").names == list(result.samples.columns)
     assert "forgetting.png" not in {p.name for p in written} | set(os.listdir(tmp_path / "out"))
+
+
+def test_values_a_caller_adds_to_the_summary_are_written_as_plain_json(tmp_path):
+    """numpy scalars and arrays (a float32 NaN as null) and paths a caller of the API puts into ``summary`` are
+    written as JSON values; anything else is named."""
+    b, a = runs(tmp_path)
+    result = pair(b, a, analyses=False)
+    result.summary["mine"] = {
+        "n": np.int64(3), "share": np.float32(0.25), "none": np.float32("nan"), "flag": np.bool_(True),
+        "path": Path("runs/base"), "array": np.array([1, 2]),
+    }  # fmt: skip
+    write_outputs(result, tmp_path / "out", plot=False)
+    mine = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))["mine"]
+    assert mine == {"n": 3, "share": 0.25, "none": None, "flag": True, "path": "runs/base", "array": [1, 2]}
+    result.summary["mine"] = object()
+    with pytest.raises(TypeError, match="^not JSON serialisable: object$"):
+        write_outputs(result, tmp_path / "out", plot=False)
 
 
 @pytest.mark.parametrize("fail_at", [1, 3, 5, 6])
