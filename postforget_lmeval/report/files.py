@@ -39,7 +39,7 @@ _AT_FDCWD = -100
 def _exchange(a: Path, b: Path) -> bool:
     """Swap folders ``a`` and ``b`` in one step (Linux ``renameat2``); False where the system cannot."""
     try:
-        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+        renameat2 = ctypes.CDLL(None).renameat2
     except (OSError, AttributeError, TypeError):
         return False
     return renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0
@@ -59,7 +59,7 @@ def _leftovers(out: Path) -> None:
     """Undo what an interrupted run left beside ``out``: a previous set moved aside comes back when
     ``out`` is missing, half-written sets go. Folders of a run still going are left alone."""
     pattern = re.compile(rf"^\.{re.escape(out.name)}\.(new|old)-(\d+)$")
-    for entry in sorted(out.parent.iterdir()) if out.parent.is_dir() else []:
+    for entry in sorted(out.parent.iterdir()):  # output_folder made the parent
         m = pattern.match(entry.name)
         if not m or int(m[2]) == os.getpid() or _alive(int(m[2])):
             continue

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 from postforget_lmeval.cli import main
 from tests.helpers import paths
@@ -31,3 +34,24 @@ def test_inspect_and_lighteval_logs_give_their_model_names(tmp_path):
     lighteval = next((paths.FIXTURES / "lighteval" / "v0_13" / "before").rglob("results_*.json"))
     assert model_names([lighteval]) == ["Qwen/Qwen2.5-7B"]
     assert model_names([tmp_path / "missing.json"]) == []
+
+
+WRITE_UNDER_ASCII_LOCALE = """
+import sys
+from postforget_lmeval import pair, write_outputs
+b, a, out = sys.argv[1:4]
+write_outputs(pair(b, a, analyses=False), out, plot=False)
+"""
+
+
+def test_a_model_name_outside_ascii_is_written_as_is_in_utf8_under_an_ascii_locale(tmp_path):
+    b, a = tmp_path / "before", tmp_path / "after"
+    write_run(b, ours("mmlu_x", "1100"), model_args="pretrained=org/modèle-7b")
+    write_run(a, ours("mmlu_x", "1010"), model_args="pretrained=org/modèle-7b-it")
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(paths.ROOT), "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    run = subprocess.run([sys.executable, "-c", WRITE_UNDER_ASCII_LOCALE, b, a, out], env=env, capture_output=True)
+    assert run.returncode == 0, run.stderr.decode()
+    text = (out / "summary.json").read_bytes().decode("utf-8")
+    models = '  "models": {\n    "before": [\n      "org/modèle-7b"\n    ],\n    "after": [\n      "org/modèle-7b-it"\n'
+    assert text.startswith('{\n  "inputs": {\n    "before": ') and models in text and text.endswith("\n}\n")

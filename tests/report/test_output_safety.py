@@ -5,6 +5,9 @@ carriage return inside a cell kept in its cell."""
 from __future__ import annotations
 
 import csv
+import errno
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from postforget_lmeval import pair, write_outputs
-from postforget_lmeval.report import many
+from postforget_lmeval.report import files, many
 from postforget_lmeval.report.csv_safe import cell, write_csv
 from tests.helpers.lmeval_runs import ours, write_run
 
@@ -37,7 +40,29 @@ def test_a_second_run_leaves_a_running_one_s_working_folder(tmp_path: Path) -> N
     finally:
         other.kill()
         other.wait()
+    assert other.returncode == -signal.SIGKILL  # ended here: the run only asked whether it was alive
     write_outputs(pair(b, a, analyses=False), out, plot=False)  # once it is gone, its leftovers are
+    assert not working.exists()
+
+
+def test_the_working_folder_of_another_user_s_run_is_left(tmp_path: Path, monkeypatch) -> None:
+    """A process of another user may not be signalled: os.kill answers EPERM, and that run counts as going."""
+    done = subprocess.Popen([sys.executable, "-c", ""])
+    done.wait()
+    working = tmp_path / f".out.new-{done.pid}"
+    working.mkdir()
+    real = os.kill
+
+    def kill(pid: int, sig: int) -> None:
+        if pid == done.pid:
+            raise PermissionError(errno.EPERM, "Operation not permitted")
+        real(pid, sig)
+
+    monkeypatch.setattr(os, "kill", kill)
+    files._leftovers(tmp_path / "out")
+    assert working.is_dir()
+    monkeypatch.setattr(os, "kill", real)
+    files._leftovers(tmp_path / "out")  # the same folder of a finished run of one's own goes
     assert not working.exists()
 
 
