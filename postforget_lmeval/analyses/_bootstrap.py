@@ -39,7 +39,7 @@ def _weights(rng: np.random.Generator, cell: np.ndarray, n_boot: int) -> np.ndar
     picks = cell[rng.integers(0, n, size=(n_boot, n))]
     offsets = n_cells * np.arange(n_boot)[:, None]  # replicate r counts its cells in columns r*n_cells ...
     drawn = np.bincount((picks + offsets).ravel(), minlength=n_boot * n_cells).reshape(n_boot, n_cells)
-    return np.vstack([np.bincount(cell, minlength=n_cells), drawn]).astype(float)
+    return np.vstack([np.bincount(cell), drawn]).astype(float)  # every cell holds an item
 
 
 def cluster_weights(rng: np.random.Generator, cluster: np.ndarray, n_boot: int) -> np.ndarray:
@@ -109,7 +109,7 @@ def rates(weights: np.ndarray, codes: np.ndarray, k: np.ndarray) -> dict[str, np
         return weights @ (flags & paired).astype(float)
 
     n = count(paired)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore"):  # 0/0 where a replicate drew no item paired under a seed
         acc_b, acc_a = count(codes >= 2) / n, count(codes % 2 == 1) / n
         if np.all(np.isfinite(k) & (k > 1)):
             k_eff = n / (weights @ np.where(paired, 1.0 / k[:, None], 0.0))

@@ -3,6 +3,8 @@ against the multinomial distribution of cell counts that resampling items with r
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -122,3 +124,19 @@ def test_cell_counts_have_the_multinomial_mean_and_covariance() -> None:
     products = centred[:, :, None] * centred[:, None, :]  # replicates x cells x cells; their mean: the covariance
     se_cov = products.std(axis=0) / np.sqrt(n_reps)
     np.testing.assert_array_less(np.abs(products.mean(axis=0) - cov), 5 * se_cov)
+
+
+def test_a_replicate_without_a_paired_item_under_a_seed_has_no_rate_and_warns_nothing() -> None:
+    """Item 0 is lost under seeds 0 and 1, item 1 kept under seed 0 and unpaired under seed 1. Every item is right
+    before (chance baseline 0): under seed 0 F_true is the share of item 0 in the replicate (0, 1/2 or 1); under
+    seed 1 it is 1 where the replicate drew item 0, and undefined (0/0, no warning) where it drew item 1 twice."""
+    samples = pd.DataFrame(
+        {"category": "X", "subtask": "a", "seed": ["0", "0", "1"], "doc_id": [0, 1, 0], "before": 1,
+         "after": [0, 1, 0], "k": 4.0}
+    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reps = bootstrap.replicates(samples, n_boot=50, seed=0)
+    f = reps.pivot(index="replicate", columns="seed", values="F_true")
+    assert set(f["0"]) == {0.0, 0.5, 1.0}
+    assert f["1"].isna().tolist() == (f["0"] == 0).tolist() and (f.loc[f["0"] > 0, "1"] == 1).all()
