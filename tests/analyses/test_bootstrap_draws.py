@@ -140,3 +140,20 @@ def test_a_replicate_without_a_paired_item_under_a_seed_has_no_rate_and_warns_no
     f = reps.pivot(index="replicate", columns="seed", values="F_true")
     assert set(f["0"]) == {0.0, 0.5, 1.0}
     assert f["1"].isna().tolist() == (f["0"] == 0).tolist() and (f.loc[f["0"] > 0, "1"] == 1).all()
+
+
+def test_an_item_of_one_option_leaves_no_chance_baseline() -> None:
+    """k = 1 is no usable option count (> 1), as for the rescaling bootstrap's raw k: one item lost, one kept, all
+    right before (F = 1/2), yet no F_true (with k_eff = 2 / (1/4 + 1) it would be 1/2)."""
+    figures = bootstrap.rates(np.array([[1.0, 1.0], [2.0, 0.0]]), np.array([[2.0], [3.0]]), np.array([4.0, 1.0]))
+    assert np.isnan(figures["F_true"]).all() and np.isnan(figures["BT_true"]).all()
+
+
+def test_an_items_first_row_under_a_seed_counts() -> None:
+    """Item 0 is logged twice under seed 0 (lost, then kept): its first row counts, so the observed F_true is 1/2
+    (items 0 lost and 1 kept, all right before: chance baseline 0)."""
+    samples = pd.DataFrame(
+        {"category": "X", "subtask": "a", "seed": "0", "doc_id": [0, 0, 1], "before": 1, "after": [0, 1, 1], "k": 4.0}
+    )
+    reps = bootstrap.replicates(samples, n_boot=3, seed=0)
+    assert reps.loc[reps["replicate"] == -1, "F_true"].tolist() == [0.5]
