@@ -143,7 +143,7 @@ def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd
     wide = items.pivot(index=keys, columns=["seed", "gen"], values="code")
     ks = items.groupby(keys)["k"].first().reindex(wide.index).to_numpy(dtype=float)  # the first k logged
     all_codes, seeds = wide.to_numpy(dtype=float), wide.columns.get_level_values("seed").to_numpy()
-    clusters = item_clusters(samples, wide.index) if "cluster" in samples else None
+    clusters = item_clusters(samples, wide.index)
     out: dict[str, list[np.ndarray]] = {c: [] for c in ("category", "subtask", "seed", "replicate", *RATES)}
     for (category, subtask), rows in sub_benchmarks(wide.index):
         codes, k = all_codes[rows], usable_k(ks[rows])
