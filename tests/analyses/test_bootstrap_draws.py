@@ -157,3 +157,9 @@ def test_an_items_first_row_under_a_seed_counts() -> None:
     )
     reps = bootstrap.replicates(samples, n_boot=3, seed=0)
     assert reps.loc[reps["replicate"] == -1, "F_true"].tolist() == [0.5]
+
+
+def test_no_paired_item_gives_an_empty_table_with_its_columns() -> None:
+    samples = pd.DataFrame(columns=["category", "subtask", "seed", "doc_id", "before", "after", "k"])
+    reps = bootstrap.replicates(samples, n_boot=3)
+    assert reps.empty and reps.columns.tolist() == ["category", "subtask", "seed", "replicate", "F_true", "BT_true"]
