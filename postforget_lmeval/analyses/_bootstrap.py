@@ -39,7 +39,7 @@ def _weights(rng: np.random.Generator, cell: np.ndarray, n_boot: int) -> np.ndar
     picks = cell[rng.integers(0, n, size=(n_boot, n))]
     offsets = n_cells * np.arange(n_boot)[:, None]  # replicate r counts its cells in columns r*n_cells ...
     drawn = np.bincount((picks + offsets).ravel(), minlength=n_boot * n_cells).reshape(n_boot, n_cells)
-    return np.vstack([np.bincount(cell, minlength=n_cells), drawn]).astype(float)
+    return np.vstack([np.bincount(cell), drawn]).astype(float)  # every cell holds an item
 
 
 def cluster_weights(rng: np.random.Generator, cluster: np.ndarray, n_boot: int) -> np.ndarray:
@@ -109,7 +109,7 @@ def rates(weights: np.ndarray, codes: np.ndarray, k: np.ndarray) -> dict[str, np
         return weights @ (flags & paired).astype(float)
 
     n = count(paired)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore"):  # 0/0 where a replicate drew no item paired under a seed
         acc_b, acc_a = count(codes >= 2) / n, count(codes % 2 == 1) / n
         if np.all(np.isfinite(k) & (k > 1)):
             k_eff = n / (weights @ np.where(paired, 1.0 / k[:, None], 0.0))
@@ -143,7 +143,7 @@ def replicates(samples: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0) -> pd
     wide = items.pivot(index=keys, columns=["seed", "gen"], values="code")
     ks = items.groupby(keys)["k"].first().reindex(wide.index).to_numpy(dtype=float)  # the first k logged
     all_codes, seeds = wide.to_numpy(dtype=float), wide.columns.get_level_values("seed").to_numpy()
-    clusters = item_clusters(samples, wide.index) if "cluster" in samples else None
+    clusters = item_clusters(samples, wide.index)
     out: dict[str, list[np.ndarray]] = {c: [] for c in ("category", "subtask", "seed", "replicate", *RATES)}
     for (category, subtask), rows in sub_benchmarks(wide.index):
         codes, k = all_codes[rows], usable_k(ks[rows])

@@ -3,6 +3,8 @@ against the multinomial distribution of cell counts that resampling items with r
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -122,3 +124,42 @@ def test_cell_counts_have_the_multinomial_mean_and_covariance() -> None:
     products = centred[:, :, None] * centred[:, None, :]  # replicates x cells x cells; their mean: the covariance
     se_cov = products.std(axis=0) / np.sqrt(n_reps)
     np.testing.assert_array_less(np.abs(products.mean(axis=0) - cov), 5 * se_cov)
+
+
+def test_a_replicate_without_a_paired_item_under_a_seed_has_no_rate_and_warns_nothing() -> None:
+    """Item 0 is lost under seeds 0 and 1, item 1 kept under seed 0 and unpaired under seed 1. Every item is right
+    before (chance baseline 0): under seed 0 F_true is the share of item 0 in the replicate (0, 1/2 or 1); under
+    seed 1 it is 1 where the replicate drew item 0, and undefined (0/0, no warning) where it drew item 1 twice."""
+    samples = pd.DataFrame(
+        {"category": "X", "subtask": "a", "seed": ["0", "0", "1"], "doc_id": [0, 1, 0], "before": 1,
+         "after": [0, 1, 0], "k": 4.0}
+    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reps = bootstrap.replicates(samples, n_boot=50, seed=0)
+    f = reps.pivot(index="replicate", columns="seed", values="F_true")
+    assert set(f["0"]) == {0.0, 0.5, 1.0}
+    assert f["1"].isna().tolist() == (f["0"] == 0).tolist() and (f.loc[f["0"] > 0, "1"] == 1).all()
+
+
+def test_an_item_of_one_option_leaves_no_chance_baseline() -> None:
+    """k = 1 is no usable option count (> 1), as for the rescaling bootstrap's raw k: one item lost, one kept, all
+    right before (F = 1/2), yet no F_true (with k_eff = 2 / (1/4 + 1) it would be 1/2)."""
+    figures = bootstrap.rates(np.array([[1.0, 1.0], [2.0, 0.0]]), np.array([[2.0], [3.0]]), np.array([4.0, 1.0]))
+    assert np.isnan(figures["F_true"]).all() and np.isnan(figures["BT_true"]).all()
+
+
+def test_an_items_first_row_under_a_seed_counts() -> None:
+    """Item 0 is logged twice under seed 0 (lost, then kept): its first row counts, so the observed F_true is 1/2
+    (items 0 lost and 1 kept, all right before: chance baseline 0)."""
+    samples = pd.DataFrame(
+        {"category": "X", "subtask": "a", "seed": "0", "doc_id": [0, 0, 1], "before": 1, "after": [0, 1, 1], "k": 4.0}
+    )
+    reps = bootstrap.replicates(samples, n_boot=3, seed=0)
+    assert reps.loc[reps["replicate"] == -1, "F_true"].tolist() == [0.5]
+
+
+def test_no_paired_item_gives_an_empty_table_with_its_columns() -> None:
+    samples = pd.DataFrame(columns=["category", "subtask", "seed", "doc_id", "before", "after", "k"])
+    reps = bootstrap.replicates(samples, n_boot=3)
+    assert reps.empty and reps.columns.tolist() == ["category", "subtask", "seed", "replicate", "F_true", "BT_true"]

@@ -122,3 +122,21 @@ def test_items_without_a_key_are_each_drawn_alone() -> None:
     )
     assert none["keyless_lost"] == pytest.approx((2 / 4) ** 4, abs=0.035)
     assert none["story_lost"] == pytest.approx((3 / 4) ** 4, abs=0.035)
+
+
+def test_cluster_keys_follow_their_items_when_subtask_and_category_orders_differ() -> None:
+    """Sub-benchmark 'b' (category X, drawn first) has two stories that each lose one of their two items: every
+    replicate draws two stories, so its F_true is 1/2 in all (all right before: chance baseline 0). 'a' (category Y)
+    has the same items without a key, drawn one by one, so its F_true spreads."""
+    samples = pd.DataFrame(
+        [
+            {"category": category, "subtask": subtask, "seed": "0", "doc_id": doc, "k": K, "before": 1,
+             "after": doc % 2, "cluster": key}
+            for category, subtask, keys in (("Y", "a", [None] * 4), ("X", "b", ["s0", "s0", "s1", "s1"]))
+            for doc, key in enumerate(keys)
+        ]
+    )  # fmt: skip
+    per_row, _ = bootstrap.intervals(samples, n_boot=200, seed=0)
+    rows = per_row.set_index("subtask")
+    assert rows.loc["b", "F_true_lo"] == rows.loc["b", "F_true_hi"] == 0.5
+    assert rows.loc["a", "F_true_lo"] < 0.5 < rows.loc["a", "F_true_hi"]

@@ -163,6 +163,13 @@ def test_the_simulated_after_run_by_hand():
     assert kept.loc[kept["before"] == 1, "after"].mean() == pytest.approx(known + (1 - known) * 0.5, abs=0.03)
 
 
+def test_a_sub_benchmark_with_an_item_of_one_option_guesses_nowhere():
+    # k = 1 is no usable option count (> 1): the sub-benchmark has no chance baseline, so a never-right item stays
+    # wrong after (a guess among one option would make it right every time)
+    out = simulate(_before({"0": "0000"}, k=1.0), 0.0, 0.0, np.random.default_rng(0))
+    assert out["after"].tolist() == [0, 0, 0, 0]
+
+
 def test_a_before_run_plan_matches_the_binomial_half_width():
     # 400 items right before (k = 4, K = 1): a fifth forgotten, then right by chance a quarter of the time, so
     # F ~ Binomial(400, 0.15) / 400, the chance baseline is 0 (accuracy 1 before) and F_true = F
