@@ -165,3 +165,20 @@ def test_a_sorted_keys_log_from_a_newer_inspect_ai_is_read_as_inspect_ai_reads_i
     assert found.problems == [] and sorted(r.task for r in found.task_runs) == [
         "mmlu_reasoning_letter:abstract_algebra_5_shots", "synth_capitals"
     ]  # fmt: skip
+
+
+def test_a_json_log_with_a_byte_that_is_not_utf8_in_a_sample_is_read_up_to_it_with_ijsons_reason(tmp_path):
+    """A ``.json`` log's samples are parsed from the file's bytes (not text decoded by the locale): the samples before
+    the byte are read, and the warning gives ijson's reason and place."""
+    before = copy_side("before_json", tmp_path / "before")
+    log = next(before.glob("*synth-capitals*.json"))
+    text = log.read_bytes()
+    at = text.rfind(b'"target": ')  # in the last sample
+    log.write_bytes(text[:at] + b'"bad": "\xff", ' + text[at:])
+    result = pair(before, copy_side("after_json", tmp_path / "after"), analyses=False)
+    (warning,) = [w for w in result.warnings if w.startswith(f"before: {log}: cannot be read past")]
+    assert warning.startswith(
+        f"before: {log}: cannot be read past its first 5 sample(s) (ijson.common.IncompleteJSONError: "
+        "b'lexical error: invalid bytes in UTF8 string."
+    )
+    assert warning.endswith("); the rest of task synth_capitals is not read")

@@ -243,6 +243,23 @@ def test_a_file_that_opens_like_a_log_but_inspect_ai_cannot_read_is_a_problem_na
     ]
 
 
+def test_a_sorted_keys_log_with_bytes_that_are_not_utf8_is_a_problem_with_ijsons_reason(tmp_path):
+    """The header around the samples is parsed from the file's bytes (not text decoded by the locale), so a byte that
+    is not UTF-8 in its last sample, past what inspect_ai's own header reader reads, is ijson's lexical error."""
+    shutil.copytree(FIXTURES / "before_json", tmp_path / "before")
+    log = next((tmp_path / "before").glob("*synth-capitals*.json"))
+    text = json.dumps(json.loads(log.read_text(encoding="utf-8")), sort_keys=True, indent=2).encode()
+    at = text.rfind(b'"target": ')
+    log.write_bytes(text[:at] + b'"bad": "\xff", ' + text[at:])
+    found = SOURCE.find_runs(tmp_path / "before")
+    assert [r.task for r in found.task_runs] == ["mmlu_reasoning_letter:abstract_algebra_5_shots"]
+    (problem,) = found.problems
+    assert problem["path"] == str(log)
+    assert problem["problem"].startswith(
+        "is not a readable inspect_ai log: b'lexical error: invalid bytes in UTF8 string."
+    )
+
+
 def test_reading_tells_progress_the_bytes_read_after_each_log():
     runs = SOURCE.find_runs(FIXTURES / "before_eval").task_runs
     told: list[tuple[int, int]] = []
