@@ -307,9 +307,10 @@ def test_a_replicate_beyond_the_logged_replies_is_empty_and_replicate_defaults_t
     assert modes["mode"].tolist() == ["no_answer"]
 
 
-def test_an_unlisted_status_is_unknown_and_knowledge_is_empty_without_labels() -> None:
+def test_an_unlisted_status_is_unknown_the_side_is_the_wrong_one_and_knowledge_is_empty_without_labels() -> None:
     samples = _samples()
     samples.loc[samples["doc_id"] == 0, "status_after"] = "errored"
     modes = item_modes(samples, {}, None).set_index("doc_id")
     assert modes.loc[0, "mode"] == "unknown"
+    assert (modes.loc[0, "side"], modes.loc[13, "side"]) == ("after", "before")  # the wrong side of 1->0, 0->1
     assert modes["knowledge"].tolist() == [""] * 9
