@@ -314,3 +314,21 @@ def test_an_unlisted_status_is_unknown_the_side_is_the_wrong_one_and_knowledge_i
     assert modes.loc[0, "mode"] == "unknown"
     assert (modes.loc[0, "side"], modes.loc[13, "side"]) == ("after", "before")  # the wrong side of 1->0, 0->1
     assert modes["knowledge"].tolist() == [""] * 9
+
+
+def test_a_single_option_log_likelihood_item_answers() -> None:
+    """One logged option is still a log-likelihood answer: the miss is wrong, the side answered."""
+    samples = pd.DataFrame(
+        {
+            "subtask": "mc",
+            "category": "C",
+            "seed": "0",
+            "doc_id": [0],
+            "transition": ["1->0"],
+            "status_after": None,
+            "answer_after": ["B"],
+            "option_ll_after": [[-1.0]],
+        }
+    )
+    assert item_modes(samples, {}, None)["mode"].tolist() == ["wrong"]
+    assert answered(samples, "after").tolist() == [1.0]
