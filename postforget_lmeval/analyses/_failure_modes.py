@@ -102,9 +102,7 @@ def _wrong_side(samples: pd.DataFrame, max_gen_toks: Mapping[str, int | None], t
     side = DIRECTIONS[transition][1]
     items = samples[_equals(samples["transition"].astype(str), transition)]
     status = _column(items, f"status_{side}")
-    mode = np.array(
-        [_STATUS_MODES.get(s, "unknown") if isinstance(s, str) else "unknown" for s in status], dtype=object
-    )
+    mode = np.array([_STATUS_MODES.get(s, "unknown") for s in status], dtype=object)  # a missing status too
     no_status = status.isna().to_numpy()
     mode[no_status & _has_options(_column(items, f"option_ll_{side}"))] = "wrong"
     mode[no_status & _equals(_column(items, f"answer_{side}"), LMEVAL_NO_MATCH)] = "no_answer"

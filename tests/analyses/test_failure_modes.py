@@ -293,3 +293,42 @@ def test_the_answered_share_of_ordinary_generative_tasks_is_judged_per_seed() ->
     assert out.loc[0, "answered_after"] == 0.5
     assert math.isnan(out.loc[1, "answered_after"])
     assert answered(samples, "after")[:4].tolist() == [1.0, 0.0, 1.0, 0.0]
+
+
+def test_a_replicate_beyond_the_logged_replies_is_empty_and_replicate_defaults_to_the_first() -> None:
+    """Item 12 logs no length and one reply: its replicate 1 reads back as the empty reply (0 characters). Samples
+    without a replicate column read each item's first reply: item 11's is 'no idea', not the refusal after it."""
+    samples = _samples()
+    lacking = samples[samples["doc_id"] == 12].assign(replicate=1)
+    modes = item_modes(lacking, {"a.jsonl": 1000}, lambda file, locator: _Item([REPLIES[12]]))
+    assert modes[["mode", "response_chars"]].values.tolist() == [["no_answer", 0.0]]
+    first = samples[samples["doc_id"] == 11].drop(columns="replicate")
+    modes = item_modes(first, {"a.jsonl": 1000}, lambda file, locator: _Item(["no idea", REPLIES[10]]))
+    assert modes["mode"].tolist() == ["no_answer"]
+
+
+def test_an_unlisted_status_is_unknown_the_side_is_the_wrong_one_and_knowledge_is_empty_without_labels() -> None:
+    samples = _samples()
+    samples.loc[samples["doc_id"] == 0, "status_after"] = "errored"
+    modes = item_modes(samples, {}, None).set_index("doc_id")
+    assert modes.loc[0, "mode"] == "unknown"
+    assert (modes.loc[0, "side"], modes.loc[13, "side"]) == ("after", "before")  # the wrong side of 1->0, 0->1
+    assert modes["knowledge"].tolist() == [""] * 9
+
+
+def test_a_single_option_log_likelihood_item_answers() -> None:
+    """One logged option is still a log-likelihood answer: the miss is wrong, the side answered."""
+    samples = pd.DataFrame(
+        {
+            "subtask": "mc",
+            "category": "C",
+            "seed": "0",
+            "doc_id": [0],
+            "transition": ["1->0"],
+            "status_after": None,
+            "answer_after": ["B"],
+            "option_ll_after": [[-1.0]],
+        }
+    )
+    assert item_modes(samples, {}, None)["mode"].tolist() == ["wrong"]
+    assert answered(samples, "after").tolist() == [1.0]
