@@ -391,6 +391,23 @@ def test_unreadable_results_files_are_listed_in_the_not_found_message(tmp_path):
     )
 
 
+def test_an_unreadable_results_file_beside_readable_runs_is_recorded_and_the_search_notes_name_the_side(tmp_path):
+    b, a = dirs(tmp_path)
+    write_run(b, ours("mmlu_x", "1"))
+    write_run(a, ours("mmlu_x", "1"))
+    broken = b / "results_2025-01-09T00-00-00.000000.json"
+    broken.write_text("{", encoding="utf-8")
+    b.joinpath("loop").symlink_to(b, target_is_directory=True)
+    result = pair(b, a)
+    why = (
+        "unreadable results file (Expecting property name enclosed in double quotes: line 1 column 2 (char 1)); "
+        "its run is skipped"
+    )
+    assert result.summary["problems"]["before"] == [{"path": str(broken), "problem": why, "kind": "file", "count": 1}]
+    assert f"before: {broken}: {why}" in result.warnings
+    assert f"before: {b / 'loop'} is a link to {b.resolve()}, already searched; not read twice" in result.notes
+
+
 def test_lfs_stubs_are_skipped_with_the_reason_or_refused_when_nothing_else_is_left(tmp_path):
     b, a = dirs(tmp_path)
     write_run(b, {**ours("mmlu_x", "11"), **ours("mmlu_y", "1")})
