@@ -325,6 +325,16 @@ def test_overlapping_directories_and_task_patterns(tmp_path):
     assert one_row(pair(b, a, tasks=["postforget_mmlu_*"]))["n"] == 1
 
 
+def test_no_task_matching_the_patterns_lists_twenty_found_tasks_and_how_many_more(tmp_path):
+    b, a = dirs(tmp_path)
+    write_run(b, {k: v for i in range(21) for k, v in ours(f"mmlu_{i:02d}", "1").items()})
+    write_run(a, ours("mmlu_00", "1"))
+    with pytest.raises(PairingError) as error:
+        pair(b, a, exclude=["postforget_*"])
+    names = ", ".join(f"postforget_mmlu_{i:02d}" for i in range(20))
+    assert str(error.value) == f"no task under {b} matches --tasks/--exclude; tasks found: {names}, ... (1 more)"
+
+
 def test_input_folder_errors_are_whole_sentences_with_the_fix(tmp_path):
     """Every sentence of each message, as the user reads it."""
     b, a = dirs(tmp_path)
