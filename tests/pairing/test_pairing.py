@@ -325,6 +325,16 @@ def test_overlapping_directories_and_task_patterns(tmp_path):
     assert one_row(pair(b, a, tasks=["postforget_mmlu_*"]))["n"] == 1
 
 
+def test_no_task_matching_the_patterns_lists_twenty_found_tasks_and_how_many_more(tmp_path):
+    b, a = dirs(tmp_path)
+    write_run(b, {k: v for i in range(21) for k, v in ours(f"mmlu_{i:02d}", "1").items()})
+    write_run(a, ours("mmlu_00", "1"))
+    with pytest.raises(PairingError) as error:
+        pair(b, a, exclude=["postforget_*"])
+    names = ", ".join(f"postforget_mmlu_{i:02d}" for i in range(20))
+    assert str(error.value) == f"no task under {b} matches --tasks/--exclude; tasks found: {names}, ... (1 more)"
+
+
 def test_input_folder_errors_are_whole_sentences_with_the_fix(tmp_path):
     """Every sentence of each message, as the user reads it."""
     b, a = dirs(tmp_path)
@@ -389,6 +399,23 @@ def test_unreadable_results_files_are_listed_in_the_not_found_message(tmp_path):
         f"(searched its readable subfolders, following links, hidden folders aside) [{shown}; ... (1 more)]: "
         "point at the output directory of an `lm_eval ... --log_samples` run (or of LightEval, or inspect_ai logs)"
     )
+
+
+def test_an_unreadable_results_file_beside_readable_runs_is_recorded_and_the_search_notes_name_the_side(tmp_path):
+    b, a = dirs(tmp_path)
+    write_run(b, ours("mmlu_x", "1"))
+    write_run(a, ours("mmlu_x", "1"))
+    broken = b / "results_2025-01-09T00-00-00.000000.json"
+    broken.write_text("{", encoding="utf-8")
+    b.joinpath("loop").symlink_to(b, target_is_directory=True)
+    result = pair(b, a)
+    why = (
+        "unreadable results file (Expecting property name enclosed in double quotes: line 1 column 2 (char 1)); "
+        "its run is skipped"
+    )
+    assert result.summary["problems"]["before"] == [{"path": str(broken), "problem": why, "kind": "file", "count": 1}]
+    assert f"before: {broken}: {why}" in result.warnings
+    assert f"before: {b / 'loop'} is a link to {b.resolve()}, already searched; not read twice" in result.notes
 
 
 def test_lfs_stubs_are_skipped_with_the_reason_or_refused_when_nothing_else_is_left(tmp_path):
