@@ -93,7 +93,7 @@ def discover(
         names = sorted({r.task for r in found.task_runs})
         raise PairingError(f"no task under {root} matches --tasks/--exclude; tasks found: {listing(names, 20)}")
     usable = [r for r in runs if r.samples_path is not None and r.unusable is None]
-    stubs = [r for r in runs if r.samples_path is not None and r.unusable is not None]
+    stubs = [r for r in runs if r.unusable is not None]  # the sources set it only on a samples file they found
     if not usable and stubs:
         raise PairingError(
             f"every samples file under {side} directory {root} is unusable: {stubs[0].samples_path} "
