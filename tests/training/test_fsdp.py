@@ -50,6 +50,7 @@ def _sharded_run(rank: int, init: str, model_dir: str, include: str, out: str) -
     optimizer.step()
     full = probes.full(model)
     on_main(lambda: probes.probe(full, 1), "the probe at step 1")
+    dist.barrier()  # neither rank tears gloo down while the other is still in a collective
     dist.destroy_process_group()
 
 
