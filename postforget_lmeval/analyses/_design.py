@@ -26,11 +26,11 @@ estimate is a few tenths of a point high. The replicates' spread matches the est
 that clipping already pushed up, so the replicates sit about twice the bias above the full run's figure, and
 their percentile interval held F_true's full-run figure in only 85% of the draws (the basic, bias-corrected and
 shifted percentile intervals each left F_true or BT_true at 91-92%). The interval (:func:`interval`) therefore
-takes from the replicates their standard deviation s and their mean's excess b over the estimate: estimate - b -
-1.96 s to estimate + 1.96 s, clipped to [0, 1]. The lower end covers the estimate corrected for the bias the
-bootstrap sees, the upper end the estimate as it is, because the bootstrap's bias is itself only roughly right
-(it over-corrects BT_true). For F and BT, b is the bootstrap's noise. Coverage of every figure 94-97% in 2,000
-draws of a quarter of real runs (docs/planning.md).
+takes from the replicates their standard deviation sd and their mean's excess b over the estimate: estimate - b -
+Z·sd to estimate + Z·sd (``_bootstrap.Z``, the normal quantile of the level), clipped to [0, 1]. The lower end
+covers the estimate corrected for the bias the bootstrap sees, the upper end the estimate as it is, because the
+bootstrap's bias is itself only roughly right (it over-corrects BT_true). For F and BT, b is the bootstrap's noise.
+Coverage of every figure 94-97% in 2,000 draws of a quarter of real runs (docs/planning.md).
 """
 
 from __future__ import annotations
