@@ -22,17 +22,17 @@ Generative tasks log no option probabilities; their items get no drift figures (
 
 from __future__ import annotations
 
-import string
-
 import numpy as np
 import pandas as pd
+
+from postforget_lmeval.scoring import LETTERS
 
 AT_RISK_DROP = 0.2
 DRIFT_SHARE = 0.5
 LABELS = ("drift", "mass_loss", "overtaken", "two_options")
 ITEM_COLUMNS = ("k", "p_gold_before", "p_gold_after", "dp_gold", "lost_mass", "top_gain_share", "label")
 """The figures of :func:`item_drift` per item, after its keys and transition."""
-_OPTION_INDEX = {letter: i for i, letter in enumerate(string.ascii_uppercase)}
+_OPTION_INDEX = {letter: i for i, letter in enumerate(LETTERS)}
 
 
 def _probs(lls: list[np.ndarray]) -> np.ndarray:
