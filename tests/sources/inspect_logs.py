@@ -75,3 +75,9 @@ def overstate_size(log: Path, member: str) -> None:
     for at in (info.header_offset + 18, entry + 20):  # compressed and uncompressed size: local header, directory
         struct.pack_into("<II", raw, at, len(raw), len(raw))
     log.write_bytes(bytes(raw))
+
+
+def byte_not_utf8_in_last_sample(text: bytes) -> bytes:
+    """A ``.json`` log's ``text`` with a field holding a byte that is not UTF-8, put in its last sample."""
+    at = text.rfind(b'"target": ')
+    return text[:at] + b'"bad": "\xff", ' + text[at:]

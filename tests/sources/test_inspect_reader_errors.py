@@ -21,6 +21,7 @@ from tests.sources.inspect_logs import (
     ALGEBRA_LOG,
     CAPITALS_LOG,
     break_deflate,
+    byte_not_utf8_in_last_sample,
     copy_side,
     edit_json,
     overstate_size,
@@ -172,9 +173,7 @@ def test_a_json_log_with_a_byte_that_is_not_utf8_in_a_sample_is_read_up_to_it_wi
     the byte are read, and the warning gives ijson's reason and place."""
     before = copy_side("before_json", tmp_path / "before")
     log = next(before.glob("*synth-capitals*.json"))
-    text = log.read_bytes()
-    at = text.rfind(b'"target": ')  # in the last sample
-    log.write_bytes(text[:at] + b'"bad": "\xff", ' + text[at:])
+    log.write_bytes(byte_not_utf8_in_last_sample(log.read_bytes()))
     result = pair(before, copy_side("after_json", tmp_path / "after"), analyses=False)
     (warning,) = [w for w in result.warnings if w.startswith(f"before: {log}: cannot be read past")]
     assert warning.startswith(

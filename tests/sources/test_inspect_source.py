@@ -27,6 +27,7 @@ from postforget_lmeval.sources._inspect import SOURCE
 from postforget_lmeval.sources._inspect_log import subtask_and_category
 from tests.helpers import paths
 from tests.helpers.lmeval_runs import pf_record, sample_line, write_run
+from tests.sources.inspect_logs import byte_not_utf8_in_last_sample
 
 inspect_log = pytest.importorskip("inspect_ai.log", reason="the inspect extra is not installed")
 
@@ -249,8 +250,7 @@ def test_a_sorted_keys_log_with_bytes_that_are_not_utf8_is_a_problem_with_ijsons
     shutil.copytree(FIXTURES / "before_json", tmp_path / "before")
     log = next((tmp_path / "before").glob("*synth-capitals*.json"))
     text = json.dumps(json.loads(log.read_text(encoding="utf-8")), sort_keys=True, indent=2).encode()
-    at = text.rfind(b'"target": ')
-    log.write_bytes(text[:at] + b'"bad": "\xff", ' + text[at:])
+    log.write_bytes(byte_not_utf8_in_last_sample(text))
     found = SOURCE.find_runs(tmp_path / "before")
     assert [r.task for r in found.task_runs] == ["mmlu_reasoning_letter:abstract_algebra_5_shots"]
     (problem,) = found.problems
