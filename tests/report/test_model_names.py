@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -49,7 +48,7 @@ def test_a_model_name_outside_ascii_is_written_as_is_in_utf8_under_an_ascii_loca
     write_run(b, ours("mmlu_x", "1100"), model_args="pretrained=org/modèle-7b")
     write_run(a, ours("mmlu_x", "1010"), model_args="pretrained=org/modèle-7b-it")
     out = tmp_path / "out"
-    env = {**os.environ, "PYTHONPATH": str(paths.ROOT), "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    env = paths.ascii_locale_env()
     run = subprocess.run([sys.executable, "-c", WRITE_UNDER_ASCII_LOCALE, b, a, out], env=env, capture_output=True)
     assert run.returncode == 0, run.stderr.decode()
     text = (out / "summary.json").read_bytes().decode("utf-8")

@@ -134,8 +134,7 @@ def test_results_files_are_read_as_utf8_whatever_the_locale(tmp_path):
         "import sys; from postforget_lmeval.sources._lighteval import SOURCE; "
         "found = SOURCE.find_runs(sys.argv[1]); print(len(found.task_runs), len(found.problems))"
     )
-    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
-    env["PYTHONPATH"] = os.pathsep.join([str(paths.ROOT), env.get("PYTHONPATH", "")])
+    env = paths.ascii_locale_env()
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "before")], env=env, capture_output=True,
                          text=True, check=True)  # fmt: skip
     assert out.stdout.split() == ["6", "0"]
