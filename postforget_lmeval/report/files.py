@@ -126,17 +126,25 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> Path:
     return path
 
 
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return None if math.isnan(value) else float(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
+def _plain(value: Any) -> Any:
+    """``value`` as strict JSON values: numpy scalars and arrays as their Python twins, paths as text, and a NaN or
+    infinite float as null (Python's json would write it bare, which jq and JavaScript refuse)."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, (np.integer, np.bool_)):
+        return value.item()
     if isinstance(value, Path):
         return str(value)
-    if isinstance(value, np.ndarray):
-        return value.tolist()
+    return value
+
+
+def _unknown(value: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
@@ -161,7 +169,7 @@ def _write_set(result: PairResult, out: Path, plot: bool) -> list[Path]:
         written.append(atomic_write(out / "agreement.csv", lambda p: write_csv(result.agreement, p)))
     for name, table in result.tables.items():
         written.append(atomic_write(out / f"{name}.csv", lambda p, t=table: write_csv(t, p)))
-    text = json.dumps(result.summary, indent=2, default=_json_default, ensure_ascii=False)
+    text = json.dumps(_plain(result.summary), indent=2, default=_unknown, ensure_ascii=False, allow_nan=False)
     written.append(atomic_write(out / "summary.json", lambda p: p.write_text(text + "\n", encoding="utf-8")))
     for name, write in report_html.renderers(result, plot=plot).items():
         written.append(atomic_write(out / name, write))

@@ -64,17 +64,28 @@ def test_the_set_holds_the_result_s_tables_as_they_are(tmp_path):
 
 
 def test_values_a_caller_adds_to_the_summary_are_written_as_plain_json(tmp_path):
-    """numpy scalars and arrays (a float32 NaN as null) and paths a caller of the API puts into ``summary`` are
-    written as JSON values; anything else is named."""
+    """numpy scalars and arrays and paths a caller of the API puts into ``summary`` are written as JSON values,
+    and every NaN or infinity (Python, numpy, inside lists and arrays) as null, so strict readers (jq, JavaScript)
+    load the file; anything else is named."""
     b, a = runs(tmp_path)
     result = pair(b, a, analyses=False)
     result.summary["mine"] = {
         "n": np.int64(3), "share": np.float32(0.25), "none": np.float32("nan"), "flag": np.bool_(True),
-        "path": Path("runs/base"), "array": np.array([1, 2]),
+        "path": Path("runs/base"), "array": np.array([1, 2]), "nan": float("nan"), "inf": np.float64("inf"),
+        "nested": [(0.5, float("-inf"))], "float_array": np.array([np.nan, 2.0]),
     }  # fmt: skip
     write_outputs(result, tmp_path / "out", plot=False)
-    mine = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))["mine"]
-    assert mine == {"n": 3, "share": 0.25, "none": None, "flag": True, "path": "runs/base", "array": [1, 2]}
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"summary.json holds a bare {constant}")
+
+    text = (tmp_path / "out" / "summary.json").read_text(encoding="utf-8")
+    mine = json.loads(text, parse_constant=refuse)["mine"]
+    assert mine == {
+        "n": 3, "share": 0.25, "none": None, "flag": True, "path": "runs/base", "array": [1, 2], "nan": None,
+        "inf": None, "nested": [[0.5, None]], "float_array": [None, 2.0],
+    }  # fmt: skip
+    assert type(mine["n"]) is int and type(mine["flag"]) is bool
     result.summary["mine"] = object()
     with pytest.raises(TypeError, match="^not JSON serialisable: object$"):
         write_outputs(result, tmp_path / "out", plot=False)
