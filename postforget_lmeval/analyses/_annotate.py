@@ -126,6 +126,11 @@ def annotate(
     result.tables["failure_modes"] = pd.concat([counts_of.drop(columns="n_11"), counts], axis=1)
 
     items = drift.item_drift(samples)
+    if items.attrs.get("left_out"):
+        result.warnings.append(
+            f"{items.attrs['left_out']} item(s) with option log-likelihoods on both sides are left out of drift: "
+            "the two sides list different numbers of options, or the gold is not a letter among the options"
+        )
     if not items.empty:
         per_row = drift.drift_summary(items)
         _set_columns(subtasks, _aligned(keys, per_row, SUBTASK_DRIFT_COLUMNS))

@@ -51,7 +51,9 @@ def _gold_index(gold: pd.Series) -> np.ndarray:
 
 def item_drift(samples: pd.DataFrame) -> pd.DataFrame:
     """Per item with option log-likelihoods on both sides: p_gold before/after, dp_gold, and for 1->0
-    items lost_mass, top_gain_share, label. Empty frame when no item has them."""
+    items lost_mass, top_gain_share, label. Empty frame when no item has them. ``attrs["left_out"]`` counts the
+    items with option log-likelihoods on both sides that drift cannot read (the sides list different numbers of
+    options, or the gold is not a letter among them), so the caller can say so."""
     cols = ["subtask", "category", "seed", "doc_id", "transition"]
     if "option_ll_before" not in samples:  # the samples table has both sides' option_ll or neither
         return pd.DataFrame(columns=[*cols, *ITEM_COLUMNS])
@@ -61,6 +63,7 @@ def item_drift(samples: pd.DataFrame) -> pd.DataFrame:
     gold = _gold_index(samples["gold"])
     usable = (k >= 2) & (gold >= 0) & (gold < k)
     out = samples.loc[usable, cols].astype({"transition": str}).reset_index(drop=True)
+    out.attrs["left_out"] = int(((k_before > 0) & (k_after > 0) & ~usable).sum())
     rows = np.flatnonzero(usable)
     pb, pa = np.full(len(rows), np.nan), np.full(len(rows), np.nan)
     share, lost = np.full(len(rows), np.nan), np.full(len(rows), np.nan)

@@ -123,6 +123,7 @@ def test_annotate_adds_failure_modes_behaviour_and_drift() -> None:
     assert set(result.tables["drift"]["subtask"]) == {"law"}
     assert set(result.tables["drift_items"]["subtask"]) == {"law"}
     assert "n_10_wrong" not in result.subtasks  # counts live in failure_modes.csv
+    assert not [w for w in result.warnings if "drift" in w]
 
     macro = result.categories[result.categories["average"] == "macro"].set_index("category")
     math_share = sub.loc[["alg", "geo"], "F_format_share"].groupby(level="seed").mean().mean()
@@ -193,3 +194,18 @@ def test_real_mmlu_pair_against_an_independent_recount() -> None:
     modes = result.tables["failure_modes"]
     assert modes["n_10_wrong"].sum() == sum(n_10.values()) and (modes["F_format_share"] == 0).all()
     assert "option log-likelihoods" not in analyses_markdown(result)
+
+
+def test_items_drift_cannot_read_are_named_in_a_warning() -> None:
+    """A log-likelihood item whose gold is not a letter among its options (options past Z logged as "26") is
+    left out of drift, and the warnings say how many, not a silent drop."""
+    samples = _samples()
+    law = samples.index[samples["subtask"] == "law"]
+    samples.loc[law[:3], "gold"] = "26"
+    result = _result(samples)
+    analyses.annotate(result, None, n_boot=50, seed=1)
+    assert len(result.tables["drift_items"]) == len(law) - 3
+    assert [w for w in result.warnings if "drift" in w] == [
+        "3 item(s) with option log-likelihoods on both sides are left out of drift: the two sides list different "
+        "numbers of options, or the gold is not a letter among the options"
+    ]

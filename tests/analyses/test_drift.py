@@ -166,9 +166,11 @@ def test_golds_that_name_no_option_give_no_figures() -> None:
         ("s", 3, "0->0", "Paris", None, None),
         ("s", 4, "1->0", "Z", z_before, z_after),
         ("s", 5, "1->0", "A", *four),
+        ("s", 6, "1->1", "A", four[0], _ll(0.5, 0.3, 0.2)),
     )
     items = item_drift(samples)
     assert items["doc_id"].tolist() == [4, 5]
+    assert items.attrs["left_out"] == 4  # Paris, no gold, E, and doc 6 (4 options before, 3 after); not doc 3
     assert items["k"].tolist() == [26, 4]
     assert items["p_gold_before"].tolist() == pytest.approx([1.0, 0.7])
     assert items["p_gold_after"].tolist() == pytest.approx([0.5, 0.2])
