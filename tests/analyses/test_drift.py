@@ -167,10 +167,14 @@ def test_golds_that_name_no_option_give_no_figures() -> None:
         ("s", 4, "1->0", "Z", z_before, z_after),
         ("s", 5, "1->0", "A", *four),
         ("s", 6, "1->1", "A", four[0], _ll(0.5, 0.3, 0.2)),
+        ("s", 7, "1->1", "A", [-1.0], [-2.0]),
+        ("s", 8, "0->1", "A", None, four[1]),
+        ("s", 9, "1->0", "A", four[0], None),
     )
     items = item_drift(samples)
     assert items["doc_id"].tolist() == [4, 5]
-    assert items.attrs["left_out"] == 4  # Paris, no gold, E, and doc 6 (4 options before, 3 after); not doc 3
+    # Paris, no gold, E, doc 6 (4 options before, 3 after) and doc 7 (one option); not 3, 8 or 9 (a side without)
+    assert items.attrs["left_out"] == 5
     assert items["k"].tolist() == [26, 4]
     assert items["p_gold_before"].tolist() == pytest.approx([1.0, 0.7])
     assert items["p_gold_after"].tolist() == pytest.approx([0.5, 0.2])
