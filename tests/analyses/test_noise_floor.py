@@ -3,6 +3,7 @@ probabilities whose floor and beyond-noise figure the intervals must cover at th
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -131,6 +132,22 @@ def test_both_sides_sampling_pool_their_floors() -> None:
     assert not rows[noise.SHARED_COLUMN].any()  # 0 ~ 7 and 1 ~ 8: different seeds per side
 
 
+def test_the_rule_of_whose_floor_is_subtracted() -> None:
+    # items x seeds per side with two or more seeds: "agree" reads the same under every seed (an item logged under
+    # no seed agrees too), "sample" differs on an item
+    agree, sample = np.array([[1.0, 1.0], [0.0, 0.0], [np.nan, np.nan]]), np.array([[1.0, 0.0], [0.0, 0.0]])
+    assert noise.floor_rule(True, {"before": sample}) == ([], "log-likelihood", noise.LOGLIKELIHOOD)
+    assert noise.floor_rule(False, {}) == ([], "", noise.NEEDS_TWO)
+    assert noise.floor_rule(False, {"before": agree, "after": agree}) == (["before", "after"], noise.POOLED, noise.SAME)
+    assert noise.floor_rule(False, {"after": agree}) == (["after"], "after", noise.SAME)
+    assert noise.floor_rule(False, {"before": sample, "after": sample}) == (["before", "after"], noise.POOLED, "")
+    assert noise.floor_rule(False, {"after": sample}) == (["after"], "after", "")
+    greedy_after = noise.greedy_note("after", "before")
+    assert noise.floor_rule(False, {"before": sample, "after": agree}) == (["before"], "before", greedy_after)
+    greedy_before = noise.greedy_note("before", "after")
+    assert noise.floor_rule(False, {"before": agree, "after": sample}) == (["after"], "after", greedy_before)
+
+
 def test_an_item_missing_under_one_seed_leaves_the_chance_baseline_of_the_items_logged_under_both() -> None:
     # before s0 11001, s1 1010. (item 4, k 2, not logged under s1). On items 0-3 (k 4): F 0.25, BT 0.25, accuracy
     # 0.5 and 0.5, k_eff 4, chance 0.5 * 0.5 / 3: F_true floor 0.25 - 1/12 = 1/6. With item 4 counted (k_eff 10/3 or
@@ -142,6 +159,36 @@ def test_an_item_missing_under_one_seed_leaves_the_chance_baseline_of_the_items_
     )  # fmt: skip
     rows, _, _ = noise.noise_floor(samples, n_boot=10)
     assert rows["F_true_noise_before"].tolist() == pytest.approx([1 / 6, 1 / 6])
+
+
+def test_a_replicate_without_an_item_logged_under_both_seeds_has_no_floor_and_warns_nothing() -> None:
+    # both sides: seed 0 logs item 0 right and item 1 wrong, seed 1 item 0 wrong only. Each side's pair of seeds
+    # reads item 0 alone (F 1, BT 0): floor 1/2. A replicate that draws item 1 twice holds no item of the pair:
+    # its floor is undefined (0/0), NaN without a warning, and so is seed 1's headline.
+    samples = _paired(
+        {"0": {"before": "10", "after": "10", "seeds": "0~7"}, "1": {"before": "0.", "after": "0.", "seeds": "1~8"}}
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reps, _ = noise.replicates(samples, n_boot=50, seed=0)
+    f = reps.pivot(index="replicate", columns="seed", values="F_noise").astype(float)
+    assert f.loc[-1].tolist() == [0.5, 0.5]
+    assert set(f["0"].dropna()) == {0.5} and f["0"].isna().any()
+    assert f["0"].isna().tolist() == f["1"].isna().tolist()
+
+
+def test_the_floor_true_needs_two_or_more_options_on_every_item() -> None:
+    # each side: s0 1110, s1 1101: F 1/4, BT 1/4, accuracies 3/4. Two options (k_eff 2): chance 1/16 / 1, F_true
+    # floor 3/16. One item of one option, or of no known k: no chance baseline, no F_true floor; F's stays 1/4.
+    bits = {"0": {"before": "1110", "after": "1110", "seeds": "0~7"}, "1": {"before": "1101", "after": "1101",
+                                                                           "seeds": "1~8"}}  # fmt: skip
+    rows, _, _ = noise.noise_floor(_paired(bits, k=[2.0] * 4), n_boot=10)
+    assert rows["F_true_noise_before"].tolist() == pytest.approx([3 / 16] * 2)
+    assert rows["F_true_noise"].tolist() == pytest.approx([3 / 16] * 2)
+    for k in ([4.0, 4.0, 4.0, 1.0], [4.0, np.nan, 4.0, 4.0]):
+        rows, _, _ = noise.noise_floor(_paired(bits, k=k), n_boot=10)
+        assert rows["F_noise"].tolist() == pytest.approx([0.25] * 2)
+        assert rows["F_true_noise"].isna().all() and rows["F_true_headline"].isna().all()
 
 
 def test_the_floor_pairs_every_run_of_a_side_the_replicates_of_a_seed_among_them() -> None:
