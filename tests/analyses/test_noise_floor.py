@@ -106,6 +106,20 @@ def test_one_seed_before_three_after_reads_the_unmatched_after_seeds(tmp_path: P
     assert bool(row["noise_shared_seed"]) and noise.SHARED in row["noise_note"]
 
 
+def test_an_unmatched_seed_without_a_number_and_an_item_only_it_logged_count_for_the_floor() -> None:
+    # after: paired seed 0 1110 on items 0-3, and a run without a seed ("none", unmatched) 1101 and item 4 that no
+    # paired run logged. The pair reads items 0-3: F 1/4, BT 1/4, accuracies 3/4, k 4: F_true 1/4 - 1/48 = 11/48;
+    # item 4 is read too (its k is known: the chance baseline needs every item's), in no pair
+    samples = _paired({"0": {"before": "1110", "after": "1110"}})
+    unmatched = _unmatched("after", {"none": "11011"})
+    rows, _, texts = noise.noise_floor(samples, n_boot=10, unmatched=unmatched)
+    assert rows["F_noise_after"].tolist() == pytest.approx([0.25]) and rows["F_noise"].tolist() == pytest.approx([0.25])
+    assert rows["F_true_noise_after"].tolist() == pytest.approx([11 / 48])
+    assert texts.to_dict("records") == [
+        {"subtask": "sim", "noise_seeds": "seeds: before 1, after 2", "noise_floor_from": "after", "noise_note": ""}
+    ]
+
+
 def test_order_matching_keeps_the_unmatched_seeds_for_the_floor(tmp_path: Path) -> None:
     for seed, bits in ((5, "1111111100"),):
         write_run(tmp_path / "before" / f"s{seed}", ours("arc_easy", bits, category="Logic"), seed=seed)
