@@ -162,6 +162,20 @@ def test_the_rule_of_whose_floor_is_subtracted() -> None:
     assert noise.floor_rule(False, {"before": agree, "after": sample}) == (["after"], "after", greedy_before)
 
 
+def test_a_table_without_replicates_or_each_sides_seed_reads_the_seed_label_as_both_sides_seed() -> None:
+    # a hand-built samples table (as the simulations build): no replicate column, no seed_before/seed_after. Each
+    # side: s0 1110, s1 1101: floor 1/4, pooled; the same label on both sides is a shared sampling seed
+    samples = pd.DataFrame(
+        [{"subtask": "sim", "category": "Sim", "seed": seed, "doc_id": i, "before": float(b), "after": float(b),
+          "k": 4.0} for seed, bits in (("0", "1110"), ("1", "1101")) for i, b in enumerate(bits)]
+    )  # fmt: skip
+    rows, _, texts = noise.noise_floor(samples, n_boot=10)
+    assert rows["seed"].tolist() == ["0", "1"] and rows["F_noise"].tolist() == pytest.approx([0.25, 0.25])
+    assert rows[noise.SHARED_COLUMN].tolist() == [True, True]
+    assert texts["noise_seeds"].tolist() == ["seeds: before 2, after 2"]
+    assert texts["noise_floor_from"].tolist() == [noise.POOLED]
+
+
 def test_an_item_missing_under_one_seed_leaves_the_chance_baseline_of_the_items_logged_under_both() -> None:
     # before s0 11001, s1 1010. (item 4, k 2, not logged under s1). On items 0-3 (k 4): F 0.25, BT 0.25, accuracy
     # 0.5 and 0.5, k_eff 4, chance 0.5 * 0.5 / 3: F_true floor 0.25 - 1/12 = 1/6. With item 4 counted (k_eff 10/3 or
