@@ -107,16 +107,21 @@ def test_one_seed_before_three_after_reads_the_unmatched_after_seeds(tmp_path: P
 
 
 def test_an_unmatched_seed_without_a_number_and_an_item_only_it_logged_count_for_the_floor() -> None:
-    # after: paired seed 0 1110 on items 0-3, and a run without a seed ("none", unmatched) 1101 and item 4 that no
-    # paired run logged. The pair reads items 0-3: F 1/4, BT 1/4, accuracies 3/4, k 4: F_true 1/4 - 1/48 = 11/48;
-    # item 4 is read too (its k is known: the chance baseline needs every item's), in no pair
-    samples = _paired({"0": {"before": "1110", "after": "1110"}})
+    # paired seeds 0~7 and 1~8, each side 1110 then 1101 on items 0-3; after also a run without a seed ("none",
+    # unmatched): 1101 and item 4, which no paired run logged. Each pair reads the items both runs logged (0-3).
+    # Before: F 1/4, BT 1/4: 1/4. After: (7, 8) 1/4, (7, none) 1/4, (8, none) 0: 1/6. Pooled 5/24. F_true (k 4,
+    # accuracies 3/4, chance 1/48): after (11/48 + 11/48 + 0) / 3 = 11/72; item 4 is read too (its k is known:
+    # the chance baseline needs every item's), in no pair
+    bits = {"0": {"before": "1110", "after": "1110", "seeds": "0~7"}, "1": {"before": "1101", "after": "1101",
+                                                                           "seeds": "1~8"}}  # fmt: skip
     unmatched = _unmatched("after", {"none": "11011"})
-    rows, _, texts = noise.noise_floor(samples, n_boot=10, unmatched=unmatched)
-    assert rows["F_noise_after"].tolist() == pytest.approx([0.25]) and rows["F_noise"].tolist() == pytest.approx([0.25])
-    assert rows["F_true_noise_after"].tolist() == pytest.approx([11 / 48])
+    rows, _, texts = noise.noise_floor(_paired(bits), n_boot=10, unmatched=unmatched)
+    assert rows["F_noise_before"].tolist() == pytest.approx([0.25] * 2)
+    assert rows["F_noise_after"].tolist() == pytest.approx([1 / 6] * 2)
+    assert rows["F_noise"].tolist() == pytest.approx([5 / 24] * 2)
+    assert rows["F_true_noise_after"].tolist() == pytest.approx([11 / 72] * 2)
     assert texts.to_dict("records") == [
-        {"subtask": "sim", "noise_seeds": "seeds: before 1, after 2", "noise_floor_from": "after", "noise_note": ""}
+        {"subtask": "sim", "noise_seeds": "seeds: before 2, after 3", "noise_floor_from": "pooled", "noise_note": ""}
     ]
 
 
@@ -174,6 +179,21 @@ def test_a_table_without_replicates_or_each_sides_seed_reads_the_seed_label_as_b
     assert rows[noise.SHARED_COLUMN].tolist() == [True, True]
     assert texts["noise_seeds"].tolist() == ["seeds: before 2, after 2"]
     assert texts["noise_floor_from"].tolist() == [noise.POOLED]
+
+
+def test_each_sub_benchmark_reads_its_own_k_when_categories_sort_otherwise_than_sub_benchmarks() -> None:
+    # a_task (category Z, 2 options) and z_task (category A, 4 options), each side s0 1110, s1 1101: F 1/4, BT 1/4,
+    # accuracies 3/4. F_true floor: a_task 1/4 - 1/16 = 3/16, z_task 1/4 - 1/48 = 11/48 (swapped if k were read
+    # in sub-benchmark order against items in category order)
+    frames = [
+        _paired({"0": {"before": "1110", "after": "1110", "seeds": "0~7"},
+                 "1": {"before": "1101", "after": "1101", "seeds": "1~8"}}, k=[k] * 4).assign(subtask=name,
+                                                                                             category=category)
+        for name, category, k in (("a_task", "Z", 2.0), ("z_task", "A", 4.0))
+    ]  # fmt: skip
+    rows, _, _ = noise.noise_floor(pd.concat(frames, ignore_index=True), n_boot=10)
+    floor = rows.groupby("subtask")["F_true_noise"].first()
+    assert floor.to_dict() == pytest.approx({"a_task": 3 / 16, "z_task": 11 / 48})
 
 
 def test_an_item_missing_under_one_seed_leaves_the_chance_baseline_of_the_items_logged_under_both() -> None:
