@@ -184,16 +184,20 @@ def test_a_table_without_replicates_or_each_sides_seed_reads_the_seed_label_as_b
 def test_each_sub_benchmark_reads_its_own_k_when_categories_sort_otherwise_than_sub_benchmarks() -> None:
     # a_task (category Z, 2 options) and z_task (category A, 4 options), each side s0 1110, s1 1101: F 1/4, BT 1/4,
     # accuracies 3/4. F_true floor: a_task 1/4 - 1/16 = 3/16, z_task 1/4 - 1/48 = 11/48 (swapped if k were read
-    # in sub-benchmark order against items in category order)
+    # in sub-benchmark order against items in category order). m_task (category A, first in order) has one seed:
+    # no floor, and the sub-benchmarks after it still have theirs
+    two = {"0": {"before": "1110", "after": "1110", "seeds": "0~7"}, "1": {"before": "1101", "after": "1101",
+                                                                          "seeds": "1~8"}}  # fmt: skip
     frames = [
-        _paired({"0": {"before": "1110", "after": "1110", "seeds": "0~7"},
-                 "1": {"before": "1101", "after": "1101", "seeds": "1~8"}}, k=[k] * 4).assign(subtask=name,
-                                                                                             category=category)
-        for name, category, k in (("a_task", "Z", 2.0), ("z_task", "A", 4.0))
+        _paired(bits, k=[k] * 4).assign(subtask=name, category=category)
+        for name, category, k, bits in (
+            ("a_task", "Z", 2.0, two), ("z_task", "A", 4.0, two), ("m_task", "A", 4.0, {"0": two["0"]})
+        )
     ]  # fmt: skip
-    rows, _, _ = noise.noise_floor(pd.concat(frames, ignore_index=True), n_boot=10)
+    rows, _, texts = noise.noise_floor(pd.concat(frames, ignore_index=True), n_boot=10)
     floor = rows.groupby("subtask")["F_true_noise"].first()
     assert floor.to_dict() == pytest.approx({"a_task": 3 / 16, "z_task": 11 / 48})
+    assert texts.set_index("subtask")["noise_note"].to_dict() == {"m_task": noise.NEEDS_TWO, "z_task": "", "a_task": ""}
 
 
 def test_an_item_missing_under_one_seed_leaves_the_chance_baseline_of_the_items_logged_under_both() -> None:
