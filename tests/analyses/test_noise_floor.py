@@ -200,6 +200,17 @@ def test_each_sub_benchmark_reads_its_own_k_when_categories_sort_otherwise_than_
     assert texts.set_index("subtask")["noise_note"].to_dict() == {"m_task": noise.NEEDS_TWO, "z_task": "", "a_task": ""}
 
 
+def test_the_shared_seed_flag_is_each_rows_own_in_every_sub_benchmark() -> None:
+    # x: seed 0 on both sides (shared) and 1~8; y: 1~8 and 2~9 (none shared). Both sides sample in both.
+    one, other = {"before": "1110", "after": "1101"}, {"before": "1101", "after": "1011"}
+    x = _paired({"0": {**one, "seeds": "0~0"}, "1~8": {**other, "seeds": "1~8"}})
+    y = _paired({"1~8": {**one, "seeds": "1~8"}, "2~9": {**other, "seeds": "2~9"}})
+    samples = pd.concat([x.assign(subtask="x"), y.assign(subtask="y")], ignore_index=True)
+    rows, _, _ = noise.noise_floor(samples, n_boot=10)
+    flags = rows.set_index(["subtask", "seed"])[noise.SHARED_COLUMN].to_dict()
+    assert flags == {("x", "0"): True, ("x", "1~8"): False, ("y", "1~8"): False, ("y", "2~9"): False}
+
+
 def test_an_item_missing_under_one_seed_leaves_the_chance_baseline_of_the_items_logged_under_both() -> None:
     # before s0 11001, s1 1010. (item 4, k 2, not logged under s1). On items 0-3 (k 4): F 0.25, BT 0.25, accuracy
     # 0.5 and 0.5, k_eff 4, chance 0.5 * 0.5 / 3: F_true floor 0.25 - 1/12 = 1/6. With item 4 counted (k_eff 10/3 or
