@@ -147,6 +147,9 @@ def test_both_sides_sampling_pool_their_floors() -> None:
     assert rows["F_noise_before"].tolist() == pytest.approx([0.1, 0.1])
     assert rows["F_noise_after"].tolist() == pytest.approx([0.15, 0.15])
     assert rows["F_noise"].tolist() == pytest.approx([0.125, 0.125])
+    # headlines: seed 0 F 0, BT 0; seed 1 (1111010000 -> 1100110000) F 0.2, BT 0.1
+    assert rows["F_beyond_noise"].tolist() == pytest.approx([-0.125, 0.075])
+    assert rows["BT_beyond_noise"].tolist() == pytest.approx([-0.125, -0.025])
     assert texts["noise_floor_from"].tolist() == [noise.POOLED] and texts["noise_note"].tolist() == [""]
     assert not rows[noise.SHARED_COLUMN].any()  # 0 ~ 7 and 1 ~ 8: different seeds per side
 
