@@ -152,6 +152,7 @@ def test_both_sides_sampling_pool_their_floors() -> None:
     assert rows["BT_beyond_noise"].tolist() == pytest.approx([-0.125, -0.025])
     assert texts["noise_floor_from"].tolist() == [noise.POOLED] and texts["noise_note"].tolist() == [""]
     assert not rows[noise.SHARED_COLUMN].any()  # 0 ~ 7 and 1 ~ 8: different seeds per side
+    assert cats.set_index("category")[noise.SHARED_COLUMN].to_dict() == {"Sim": False, "OVERALL": False}
 
 
 def test_the_rule_of_whose_floor_is_subtracted() -> None:
@@ -209,9 +210,10 @@ def test_the_shared_seed_flag_is_each_rows_own_in_every_sub_benchmark() -> None:
     x = _paired({"0": {**one, "seeds": "0~0"}, "1~8": {**other, "seeds": "1~8"}})
     y = _paired({"1~8": {**one, "seeds": "1~8"}, "2~9": {**other, "seeds": "2~9"}})
     samples = pd.concat([x.assign(subtask="x"), y.assign(subtask="y")], ignore_index=True)
-    rows, _, _ = noise.noise_floor(samples, n_boot=10)
+    rows, cats, _ = noise.noise_floor(samples, n_boot=10)
     flags = rows.set_index(["subtask", "seed"])[noise.SHARED_COLUMN].to_dict()
     assert flags == {("x", "0"): True, ("x", "1~8"): False, ("y", "1~8"): False, ("y", "2~9"): False}
+    assert cats.set_index("category")[noise.SHARED_COLUMN].to_dict() == {"Sim": True, "OVERALL": True}
 
 
 def test_an_item_missing_under_one_seed_leaves_the_chance_baseline_of_the_items_logged_under_both() -> None:
