@@ -97,7 +97,7 @@ def _rates(weights: np.ndarray, before: np.ndarray, after: np.ndarray, k: np.nda
     def share(flags: np.ndarray) -> np.ndarray:
         return weights @ (flags & both).astype(float) / n
 
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore"):  # 0/0 where a replicate drew no item logged under both runs
         n = weights @ both.astype(float)
         f, bt = share(b & ~a), share(~b & a)
         if np.all(np.isfinite(k) & (k > 1)):

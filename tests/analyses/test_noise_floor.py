@@ -3,6 +3,7 @@ probabilities whose floor and beyond-noise figure the intervals must cover at th
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -105,6 +106,25 @@ def test_one_seed_before_three_after_reads_the_unmatched_after_seeds(tmp_path: P
     assert bool(row["noise_shared_seed"]) and noise.SHARED in row["noise_note"]
 
 
+def test_an_unmatched_seed_without_a_number_and_an_item_only_it_logged_count_for_the_floor() -> None:
+    # paired seeds 0~7 and 1~8, each side 1110 then 1101 on items 0-3; after also a run without a seed ("none",
+    # unmatched): 1101 and item 4, which no paired run logged. Each pair reads the items both runs logged (0-3).
+    # Before: F 1/4, BT 1/4: 1/4. After: (7, 8) 1/4, (7, none) 1/4, (8, none) 0: 1/6. Pooled 5/24. F_true (k 4,
+    # accuracies 3/4, chance 1/48): after (11/48 + 11/48 + 0) / 3 = 11/72; item 4 is read too (its k is known:
+    # the chance baseline needs every item's), in no pair
+    bits = {"0": {"before": "1110", "after": "1110", "seeds": "0~7"}, "1": {"before": "1101", "after": "1101",
+                                                                           "seeds": "1~8"}}  # fmt: skip
+    unmatched = _unmatched("after", {"none": "11011"})
+    rows, _, texts = noise.noise_floor(_paired(bits), n_boot=10, unmatched=unmatched)
+    assert rows["F_noise_before"].tolist() == pytest.approx([0.25] * 2)
+    assert rows["F_noise_after"].tolist() == pytest.approx([1 / 6] * 2)
+    assert rows["F_noise"].tolist() == pytest.approx([5 / 24] * 2)
+    assert rows["F_true_noise_after"].tolist() == pytest.approx([11 / 72] * 2)
+    assert texts.to_dict("records") == [
+        {"subtask": "sim", "noise_seeds": "seeds: before 2, after 3", "noise_floor_from": "pooled", "noise_note": ""}
+    ]
+
+
 def test_order_matching_keeps_the_unmatched_seeds_for_the_floor(tmp_path: Path) -> None:
     for seed, bits in ((5, "1111111100"),):
         write_run(tmp_path / "before" / f"s{seed}", ours("arc_easy", bits, category="Logic"), seed=seed)
@@ -127,8 +147,73 @@ def test_both_sides_sampling_pool_their_floors() -> None:
     assert rows["F_noise_before"].tolist() == pytest.approx([0.1, 0.1])
     assert rows["F_noise_after"].tolist() == pytest.approx([0.15, 0.15])
     assert rows["F_noise"].tolist() == pytest.approx([0.125, 0.125])
+    # headlines: seed 0 F 0, BT 0; seed 1 (1111010000 -> 1100110000) F 0.2, BT 0.1
+    assert rows["F_beyond_noise"].tolist() == pytest.approx([-0.125, 0.075])
+    assert rows["BT_beyond_noise"].tolist() == pytest.approx([-0.125, -0.025])
     assert texts["noise_floor_from"].tolist() == [noise.POOLED] and texts["noise_note"].tolist() == [""]
     assert not rows[noise.SHARED_COLUMN].any()  # 0 ~ 7 and 1 ~ 8: different seeds per side
+    assert cats.set_index("category")[noise.SHARED_COLUMN].to_dict() == {"Sim": False, "OVERALL": False}
+
+
+def test_the_rule_of_whose_floor_is_subtracted() -> None:
+    # items x seeds per side with two or more seeds: "agree" reads the same under every seed (an item logged under
+    # no seed agrees too), "sample" differs on an item
+    agree, sample = np.array([[1.0, 1.0], [0.0, 0.0], [np.nan, np.nan]]), np.array([[1.0, 0.0], [0.0, 0.0]])
+    assert noise.floor_rule(True, {"before": sample}) == ([], "log-likelihood", noise.LOGLIKELIHOOD)
+    assert noise.floor_rule(False, {}) == ([], "", noise.NEEDS_TWO)
+    assert noise.floor_rule(False, {"before": agree, "after": agree}) == (["before", "after"], noise.POOLED, noise.SAME)
+    assert noise.floor_rule(False, {"after": agree}) == (["after"], "after", noise.SAME)
+    assert noise.floor_rule(False, {"before": sample, "after": sample}) == (["before", "after"], noise.POOLED, "")
+    assert noise.floor_rule(False, {"after": sample}) == (["after"], "after", "")
+    greedy_after = noise.greedy_note("after", "before")
+    assert noise.floor_rule(False, {"before": sample, "after": agree}) == (["before"], "before", greedy_after)
+    greedy_before = noise.greedy_note("before", "after")
+    assert noise.floor_rule(False, {"before": agree, "after": sample}) == (["after"], "after", greedy_before)
+
+
+def test_a_table_without_replicates_or_each_sides_seed_reads_the_seed_label_as_both_sides_seed() -> None:
+    # a hand-built samples table (as the simulations build): no replicate column, no seed_before/seed_after. Each
+    # side: s0 1110, s1 1101: floor 1/4, pooled; the same label on both sides is a shared sampling seed
+    samples = pd.DataFrame(
+        [{"subtask": "sim", "category": "Sim", "seed": seed, "doc_id": i, "before": float(b), "after": float(b),
+          "k": 4.0} for seed, bits in (("0", "1110"), ("1", "1101")) for i, b in enumerate(bits)]
+    )  # fmt: skip
+    rows, _, texts = noise.noise_floor(samples, n_boot=10)
+    assert rows["seed"].tolist() == ["0", "1"] and rows["F_noise"].tolist() == pytest.approx([0.25, 0.25])
+    assert rows[noise.SHARED_COLUMN].tolist() == [True, True]
+    assert texts["noise_seeds"].tolist() == ["seeds: before 2, after 2"]
+    assert texts["noise_floor_from"].tolist() == [noise.POOLED]
+
+
+def test_each_sub_benchmark_reads_its_own_k_when_categories_sort_otherwise_than_sub_benchmarks() -> None:
+    # a_task (category Z, 2 options) and z_task (category A, 4 options), each side s0 1110, s1 1101: F 1/4, BT 1/4,
+    # accuracies 3/4. F_true floor: a_task 1/4 - 1/16 = 3/16, z_task 1/4 - 1/48 = 11/48 (swapped if k were read
+    # in sub-benchmark order against items in category order). m_task (category A, first in order) has one seed:
+    # no floor, and the sub-benchmarks after it still have theirs
+    two = {"0": {"before": "1110", "after": "1110", "seeds": "0~7"}, "1": {"before": "1101", "after": "1101",
+                                                                          "seeds": "1~8"}}  # fmt: skip
+    frames = [
+        _paired(bits, k=[k] * 4).assign(subtask=name, category=category)
+        for name, category, k, bits in (
+            ("a_task", "Z", 2.0, two), ("z_task", "A", 4.0, two), ("m_task", "A", 4.0, {"0": two["0"]})
+        )
+    ]  # fmt: skip
+    rows, _, texts = noise.noise_floor(pd.concat(frames, ignore_index=True), n_boot=10)
+    floor = rows.groupby("subtask")["F_true_noise"].first()
+    assert floor.to_dict() == pytest.approx({"a_task": 3 / 16, "z_task": 11 / 48})
+    assert texts.set_index("subtask")["noise_note"].to_dict() == {"m_task": noise.NEEDS_TWO, "z_task": "", "a_task": ""}
+
+
+def test_the_shared_seed_flag_is_each_rows_own_in_every_sub_benchmark() -> None:
+    # x: seed 0 on both sides (shared) and 1~8; y: 1~8 and 2~9 (none shared). Both sides sample in both.
+    one, other = {"before": "1110", "after": "1101"}, {"before": "1101", "after": "1011"}
+    x = _paired({"0": {**one, "seeds": "0~0"}, "1~8": {**other, "seeds": "1~8"}})
+    y = _paired({"1~8": {**one, "seeds": "1~8"}, "2~9": {**other, "seeds": "2~9"}})
+    samples = pd.concat([x.assign(subtask="x"), y.assign(subtask="y")], ignore_index=True)
+    rows, cats, _ = noise.noise_floor(samples, n_boot=10)
+    flags = rows.set_index(["subtask", "seed"])[noise.SHARED_COLUMN].to_dict()
+    assert flags == {("x", "0"): True, ("x", "1~8"): False, ("y", "1~8"): False, ("y", "2~9"): False}
+    assert cats.set_index("category")[noise.SHARED_COLUMN].to_dict() == {"Sim": True, "OVERALL": True}
 
 
 def test_an_item_missing_under_one_seed_leaves_the_chance_baseline_of_the_items_logged_under_both() -> None:
@@ -142,6 +227,36 @@ def test_an_item_missing_under_one_seed_leaves_the_chance_baseline_of_the_items_
     )  # fmt: skip
     rows, _, _ = noise.noise_floor(samples, n_boot=10)
     assert rows["F_true_noise_before"].tolist() == pytest.approx([1 / 6, 1 / 6])
+
+
+def test_a_replicate_without_an_item_logged_under_both_seeds_has_no_floor_and_warns_nothing() -> None:
+    # both sides: seed 0 logs item 0 right and item 1 wrong, seed 1 item 0 wrong only. Each side's pair of seeds
+    # reads item 0 alone (F 1, BT 0): floor 1/2. A replicate that draws item 1 twice holds no item of the pair:
+    # its floor is undefined (0/0), NaN without a warning, and so is seed 1's headline.
+    samples = _paired(
+        {"0": {"before": "10", "after": "10", "seeds": "0~7"}, "1": {"before": "0.", "after": "0.", "seeds": "1~8"}}
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reps, _ = noise.replicates(samples, n_boot=50, seed=0)
+    f = reps.pivot(index="replicate", columns="seed", values="F_noise").astype(float)
+    assert f.loc[-1].tolist() == [0.5, 0.5]
+    assert set(f["0"].dropna()) == {0.5} and f["0"].isna().any()
+    assert f["0"].isna().tolist() == f["1"].isna().tolist()
+
+
+def test_the_floor_true_needs_two_or_more_options_on_every_item() -> None:
+    # each side: s0 1110, s1 1101: F 1/4, BT 1/4, accuracies 3/4. Two options (k_eff 2): chance 1/16 / 1, F_true
+    # floor 3/16. One item of one option, or of no known k: no chance baseline, no F_true floor; F's stays 1/4.
+    bits = {"0": {"before": "1110", "after": "1110", "seeds": "0~7"}, "1": {"before": "1101", "after": "1101",
+                                                                           "seeds": "1~8"}}  # fmt: skip
+    rows, _, _ = noise.noise_floor(_paired(bits, k=[2.0] * 4), n_boot=10)
+    assert rows["F_true_noise_before"].tolist() == pytest.approx([3 / 16] * 2)
+    assert rows["F_true_noise"].tolist() == pytest.approx([3 / 16] * 2)
+    for k in ([4.0, 4.0, 4.0, 1.0], [4.0, np.nan, 4.0, 4.0]):
+        rows, _, _ = noise.noise_floor(_paired(bits, k=k), n_boot=10)
+        assert rows["F_noise"].tolist() == pytest.approx([0.25] * 2)
+        assert rows["F_true_noise"].isna().all() and rows["F_true_headline"].isna().all()
 
 
 def test_the_floor_pairs_every_run_of_a_side_the_replicates_of_a_seed_among_them() -> None:
