@@ -267,11 +267,13 @@ def test_every_phrase_holds_a_cue() -> None:
 
 @pytest.mark.parametrize(("chars", "mode"), [(2000.0, "cut"), (1999.0, "no_answer"), (2001.0, "cut")])
 def test_a_reply_of_exactly_twice_max_gen_toks_characters_is_cut(chars: float, mode: str) -> None:
-    """The bound is CUT_CHARS_PER_TOKEN (2) x max_gen_toks (1000) = 2000 characters, reached at 2000 exactly."""
+    """The bound is CUT_CHARS_PER_TOKEN (2) x max_gen_toks (1000) = 2000 characters, reached at 2000 exactly; a reply
+    that reaches it is cut by its logged length alone, not read back."""
     samples = _samples()
     samples = samples[samples["doc_id"] == 11].assign(response_chars_after=chars)
     modes = item_modes(samples, {"a.jsonl": 1000}, lambda file, locator: _Item(["no idea"]))
     assert modes["mode"].tolist() == [mode]
+    assert modes.attrs == {"loaded": 1 if mode == "no_answer" else 0, "unreadable": 0}
 
 
 def test_the_answered_share_of_ordinary_generative_tasks_is_judged_per_seed() -> None:
