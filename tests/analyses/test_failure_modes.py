@@ -132,6 +132,15 @@ def test_item_modes_and_counts() -> None:
 
     assert modes.attrs == {"loaded": 5, "unreadable": 0}
     counts = _counts(modes.reset_index(), samples).iloc[0]
+    kinds = ("wrong", "invalid", "no_answer", "cut", "refusal", "unknown")
+    assert list(counts.index) == [  # no knowledge split: no item has a label
+        "subtask",
+        "seed",
+        *(f"n_10_{m}" for m in kinds),
+        "F_format_share",
+        *(f"n_01_{m}" for m in kinds),
+        "BT_format_share",
+    ]
     assert (counts["n_10_wrong"], counts["n_10_invalid"], counts["n_10_cut"]) == (1, 1, 3)
     assert (counts["n_10_refusal"], counts["n_10_no_answer"], counts["n_10_unknown"]) == (1, 1, 0)
     assert counts["F_format_share"] == pytest.approx(6 / 7)
