@@ -205,6 +205,21 @@ def test_ordinary_tasks() -> None:
     assert np.isnan(answered(samples, "before")[2:]).all()  # no '[invalid]' on that side: cannot tell
 
 
+def test_the_knowledge_split_counts_each_key_and_zeros_where_no_item_has_a_label() -> None:
+    """Only 1->0 items labelled kept or lost are split; a sub-benchmark listed first, without labels, gets zeros."""
+    labelled = _samples().assign(knowledge="")
+    labelled.loc[labelled["doc_id"].isin([0, 12]), "knowledge"] = "kept"
+    labelled.loc[labelled["doc_id"] == 11, "knowledge"] = "lost"
+    labelled.loc[labelled["doc_id"] == 20, "knowledge"] = "there before"  # a 0->1 label: not split
+    samples = pd.concat([_samples().assign(subtask="r", knowledge=""), labelled], ignore_index=True)
+    keys = pd.DataFrame({"subtask": ["r", "s"], "seed": ["0", "0"]})
+    split = mode_counts(item_modes(samples, {}, None), keys).filter(regex="_(kept|lost)$")
+    assert split.shape == (2, 12)
+    assert split.iloc[0].tolist() == [0] * 12
+    kept_and_lost = {c: v for c, v in split.iloc[1].items() if v}
+    assert kept_and_lost == {"n_10_wrong_kept": 1, "n_10_no_answer_kept": 1, "n_10_no_answer_lost": 1}
+
+
 def test_behaviour_adherence_and_lengths() -> None:
     samples = _samples()
     keys = pd.DataFrame({"subtask": ["other", "s"], "seed": ["0", "0"]})  # row 0: no items, all NaN
