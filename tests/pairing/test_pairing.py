@@ -459,7 +459,7 @@ def test_tasks_without_a_binary_metric_are_dropped_with_the_reason(tmp_path):
             **ordinary("arc_b", "10"),
             **ordinary("arc_c", "10", metric="f1"),
         }
-        write_run(root, tasks, metrics={"arc_a": ["f1", "bleu"], "arc_c": ["f1"]})
+        write_run(root, tasks, metrics={"arc_a": ["f1", "bleu"], "arc_b": ["acc", "acc_norm"], "arc_c": ["f1"]})
     result = pair(b, a)
     assert list(result.subtasks["subtask"]) == ["arc_b"]
     reason = "no per-sample binary metric (acc/exact_match); it logs {}: pass --metric"
@@ -470,7 +470,9 @@ def test_tasks_without_a_binary_metric_are_dropped_with_the_reason(tmp_path):
     ]
     explicit = pair(b, a, metric="f1")
     assert sorted(explicit.subtasks["subtask"]) == ["arc_a", "arc_c"]
-    assert [d["reason"] for d in explicit.summary["dropped_tasks"]] == ["metric f1 not logged (it logs acc)"] * 2
+    assert [d["reason"] for d in explicit.summary["dropped_tasks"]] == [
+        "metric f1 not logged (it logs acc, acc_norm)"
+    ] * 2
 
 
 def test_runs_without_log_samples(tmp_path):
