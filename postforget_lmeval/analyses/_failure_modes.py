@@ -197,7 +197,8 @@ def mode_counts(modes: pd.DataFrame, keys: pd.DataFrame) -> pd.DataFrame:
         of = counts[[f"{tag}_{m}" for m in MODES]]
         out |= dict(of.items())
         known = of.sum(axis=1) - of[f"{tag}_unknown"]
-        out[f"{prefix}_format_share"] = (of[[f"{tag}_{m}" for m in FORMAT_MODES]].sum(axis=1) / known).where(known > 0)
+        # without items of a known mode the format count is 0 too: 0 / 0 is NaN
+        out[f"{prefix}_format_share"] = of[[f"{tag}_{m}" for m in FORMAT_MODES]].sum(axis=1) / known
     if "knowledge" in modes and modes["knowledge"].isin(KNOWLEDGE_SPLIT).any():
         split = modes[modes["knowledge"].isin(KNOWLEDGE_SPLIT)]
         column = "n_10_" + split["mode"] + "_" + split["knowledge"]

@@ -132,6 +132,15 @@ def test_item_modes_and_counts() -> None:
 
     assert modes.attrs == {"loaded": 5, "unreadable": 0}
     counts = _counts(modes.reset_index(), samples).iloc[0]
+    kinds = ("wrong", "invalid", "no_answer", "cut", "refusal", "unknown")
+    assert list(counts.index) == [  # no knowledge split: no item has a label
+        "subtask",
+        "seed",
+        *(f"n_10_{m}" for m in kinds),
+        "F_format_share",
+        *(f"n_01_{m}" for m in kinds),
+        "BT_format_share",
+    ]
     assert (counts["n_10_wrong"], counts["n_10_invalid"], counts["n_10_cut"]) == (1, 1, 3)
     assert (counts["n_10_refusal"], counts["n_10_no_answer"], counts["n_10_unknown"]) == (1, 1, 0)
     assert counts["F_format_share"] == pytest.approx(6 / 7)
@@ -194,6 +203,21 @@ def test_ordinary_tasks() -> None:
     assert math.isnan(counts.loc["mc", "BT_format_share"])
     assert answered(samples, "after").tolist() == [1.0, 1.0, 0.0, 1.0, 1.0]
     assert np.isnan(answered(samples, "before")[2:]).all()  # no '[invalid]' on that side: cannot tell
+
+
+def test_the_knowledge_split_counts_each_key_and_zeros_where_no_item_has_a_label() -> None:
+    """Only 1->0 items labelled kept or lost are split; a sub-benchmark listed first, without labels, gets zeros."""
+    labelled = _samples().assign(knowledge="")
+    labelled.loc[labelled["doc_id"].isin([0, 12]), "knowledge"] = "kept"
+    labelled.loc[labelled["doc_id"] == 11, "knowledge"] = "lost"
+    labelled.loc[labelled["doc_id"] == 20, "knowledge"] = "there before"  # a 0->1 label: not split
+    samples = pd.concat([_samples().assign(subtask="r", knowledge=""), labelled], ignore_index=True)
+    keys = pd.DataFrame({"subtask": ["r", "s"], "seed": ["0", "0"]})
+    split = mode_counts(item_modes(samples, {}, None), keys).filter(regex="_(kept|lost)$")
+    assert split.shape == (2, 12)
+    assert split.iloc[0].tolist() == [0] * 12
+    kept_and_lost = {c: v for c, v in split.iloc[1].items() if v}
+    assert kept_and_lost == {"n_10_wrong_kept": 1, "n_10_no_answer_kept": 1, "n_10_no_answer_lost": 1}
 
 
 def test_behaviour_adherence_and_lengths() -> None:
@@ -267,11 +291,13 @@ def test_every_phrase_holds_a_cue() -> None:
 
 @pytest.mark.parametrize(("chars", "mode"), [(2000.0, "cut"), (1999.0, "no_answer"), (2001.0, "cut")])
 def test_a_reply_of_exactly_twice_max_gen_toks_characters_is_cut(chars: float, mode: str) -> None:
-    """The bound is CUT_CHARS_PER_TOKEN (2) x max_gen_toks (1000) = 2000 characters, reached at 2000 exactly."""
+    """The bound is CUT_CHARS_PER_TOKEN (2) x max_gen_toks (1000) = 2000 characters, reached at 2000 exactly; a reply
+    that reaches it is cut by its logged length alone, not read back."""
     samples = _samples()
     samples = samples[samples["doc_id"] == 11].assign(response_chars_after=chars)
     modes = item_modes(samples, {"a.jsonl": 1000}, lambda file, locator: _Item(["no idea"]))
     assert modes["mode"].tolist() == [mode]
+    assert modes.attrs == {"loaded": 1 if mode == "no_answer" else 0, "unreadable": 0}
 
 
 def test_the_answered_share_of_ordinary_generative_tasks_is_judged_per_seed() -> None:

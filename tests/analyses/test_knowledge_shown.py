@@ -44,7 +44,10 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_failure_modes_split_by_knowledge(out: Path) -> None:
-    row = pd.read_csv(out / "failure_modes.csv").iloc[0]
+    table = pd.read_csv(out / "failure_modes.csv")
+    counts = [c for c in table.columns if c.startswith("n_")]
+    assert len(counts) == 2 + 12 + 12 and (table[counts].dtypes == "int64").all()  # written as 2, not 2.0
+    row = table.iloc[0]
     assert (row["n_10_wrong"], row["n_10_no_answer"]) == (2, 2)
     assert (row["n_10_wrong_kept"], row["n_10_wrong_lost"]) == (2, 0)
     assert (row["n_10_no_answer_kept"], row["n_10_no_answer_lost"]) == (1, 1)

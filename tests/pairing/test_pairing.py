@@ -459,7 +459,7 @@ def test_tasks_without_a_binary_metric_are_dropped_with_the_reason(tmp_path):
             **ordinary("arc_b", "10"),
             **ordinary("arc_c", "10", metric="f1"),
         }
-        write_run(root, tasks, metrics={"arc_a": ["f1", "bleu"], "arc_c": ["f1"]})
+        write_run(root, tasks, metrics={"arc_a": ["f1", "bleu"], "arc_b": ["acc", "acc_norm"], "arc_c": ["f1"]})
     result = pair(b, a)
     assert list(result.subtasks["subtask"]) == ["arc_b"]
     reason = "no per-sample binary metric (acc/exact_match); it logs {}: pass --metric"
@@ -470,7 +470,9 @@ def test_tasks_without_a_binary_metric_are_dropped_with_the_reason(tmp_path):
     ]
     explicit = pair(b, a, metric="f1")
     assert sorted(explicit.subtasks["subtask"]) == ["arc_a", "arc_c"]
-    assert [d["reason"] for d in explicit.summary["dropped_tasks"]] == ["metric f1 not logged (it logs acc)"] * 2
+    assert [d["reason"] for d in explicit.summary["dropped_tasks"]] == [
+        "metric f1 not logged (it logs acc, acc_norm)"
+    ] * 2
 
 
 def test_runs_without_log_samples(tmp_path):
@@ -492,6 +494,24 @@ def test_malformed_lines_are_skipped_and_counted(tmp_path):
     assert (row["n"], row["n_unpaired_after"]) == (3, 1)
     assert result.summary["totals"]["malformed_lines"] == 1
     assert any("1 malformed line(s)" in w for w in result.warnings)
+
+
+def test_a_task_whose_every_line_is_malformed_still_names_the_filter_it_was_read_with(tmp_path):
+    """Without --filter a task is read with its config's first filter, named even where no line of it was readable."""
+    b, a = dirs(tmp_path)
+    configs = {"gen_task": {"filter_list": [{"name": "strict-match"}, {"name": "flexible-extract"}]}}
+    for root, bits in ((b, "10"), (a, "01")):
+        two = ordinary("g", bits, filter_="strict-match")["g"] + ordinary("g", bits, filter_="flexible-extract")["g"]
+        write_run(root, {"gen_task": two, **ordinary("arc_x", bits)}, configs=configs)
+    samples = next((b / "model").glob("samples_gen_task_*.jsonl"))
+    samples.write_text('{"doc_id": 1, "doc": {"broken\n' * 4, encoding="utf-8")
+    result = pair(b, a, analyses=False)
+    assert {r["task"]: r["filter"] for r in result.summary["runs"]["before"]} == {
+        "arc_x": "none",
+        "gen_task": "strict-match",
+    }
+    using = "task gen_task logs filters strict-match, flexible-extract; using 'strict-match' (choose with --filter)"
+    assert [n for n in result.notes if "logs filters" in n] == [using]
 
 
 def test_problems_are_recorded_with_their_file_kind_and_count(tmp_path):
