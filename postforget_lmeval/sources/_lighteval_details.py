@@ -39,7 +39,7 @@ def _has_field(schema: pa.Schema, dotted: str) -> bool:
 
 def _first_lengths(texts: pa.ChunkedArray) -> list[float]:
     """Characters of each row's first generation, counted by Arrow (no Python strings); NaN if none."""
-    counts = pc.list_value_length(texts).fill_null(0).to_pylist()
+    counts = pc.list_value_length(texts).to_pylist()  # None for a null list: falsy like 0
     firsts = iter(pc.utf8_length(pc.list_flatten(pc.list_slice(texts, 0, 1))).to_pylist())
     return [_NAN if not n or (v := next(firsts)) is None else float(v) for n in counts]
 
