@@ -8,6 +8,7 @@ The responses follow the script's PATTERNS table, so the transitions below are w
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -370,6 +371,70 @@ def test_every_gold_letter_of_a_multi_gold_item_is_read(tmp_path, version):
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), run.samples_path)
     items = SOURCE.read([ReadRequest(run, None, None)], 1, None)[0].items
     assert items["gold"].tolist()[:2] == ["C", "BD"]
+
+
+def test_a_salad_bench_multi_answer_item_is_rescored_as_a_set_of_letters(tmp_path):
+    """SALAD-Bench's multi-answer task (``letters``): strict rescoring reads "B, D" as the set BD, its gold."""
+    run, table = _after_mmlu_seed0(tmp_path, "v0_10")
+    rows = table.to_pylist()
+    rows[1].update(gold=["B", "D"], predictions=["Both are unsafe.\nAnswer: B, D"])
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), run.samples_path)
+    salad = dataclasses.replace(run, task="community|salad_bench_reasoning_letter:mrq|0")
+    items = SOURCE.read([ReadRequest(salad, None, None, "strict")], 1, None)[0].items
+    assert tuple(items.loc[1, ["subtask", "category", "gold", "answer", "correct"]]) == (
+        "saladbench_mrq", "Safety/Truthfulness", "BD", "BD", 1,
+    )  # fmt: skip
+
+
+def test_a_query_without_options_leaves_k_unknown_unless_the_task_hides_its_options(tmp_path):
+    """0.10 logs no choices: with no option lines in the query, k is unknown (NaN), except for BBH's object
+    counting, whose prompt shows none of its 19 answer letters."""
+    run, table = _after_mmlu_seed0(tmp_path, "v0_10")
+    rows = table.to_pylist()
+    rows[1]["example"] = "Question: How many generators does Z_8 have?\nAnswer:"
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), run.samples_path)
+    for task, k in (
+        ("community|mmlu_reasoning_letter:abstract_algebra|0", NAN),
+        ("community|bbh_reasoning_letter:object_counting|0", 19.0),
+    ):
+        items = SOURCE.read([ReadRequest(dataclasses.replace(run, task=task), None, None)], 1, None)[0].items
+        assert items["k"].tolist()[:3] == pytest.approx([4.0, k, 4.0], nan_ok=True)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_what_reading_a_details_file_tells_the_summary(tmp_path, version):
+    """Its lines and items, the metric, and a file holding fewer items than LightEval says it evaluated."""
+    run, _ = _after_mmlu_seed0(tmp_path, version)
+    info = {"filter": "none", "metric": "extractive_match", "lines": 6, "items": 6, "extractors": []}
+    for expected, problems in ((6, []), (7, ["holds 6 of the 7 items LightEval evaluated"])):
+        (read,) = SOURCE.read([ReadRequest(dataclasses.replace(run, n_expected=expected), None, None)], 1, None)
+        assert read.info == info and [(p.kind, p.message) for p in read.problems] == [
+            ("incomplete", m) for m in problems
+        ]
+
+
+def test_partial_scores_are_counted_with_five_examples(tmp_path):
+    run, table = _after_mmlu_seed0(tmp_path, "v0_13")
+    rows = table.to_pylist()
+    for row, score in zip(rows, (0.5, 0.25, 0.75, 0.5, 2.0, 0.1)):
+        row["metric"]["extractive_match"] = score
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), run.samples_path)
+    (read,) = SOURCE.read([ReadRequest(run, None, None)], 1, None)
+    assert len(read.items) == 0 and read.info["lines"] == 6 and read.info["items"] == 0
+    assert [(p.kind, p.count, p.message) for p in read.problems] == [(
+        "non_binary", 6, "6 row(s) with a non-binary extractive_match (e.g. 0.5, 0.25, 0.75, 0.5, 2.0) skipped: a "
+        "score in (0,1) is not a transition",
+    )]  # fmt: skip
+
+
+def test_a_details_file_that_is_no_parquet_is_a_file_problem(tmp_path):
+    run, _ = _after_mmlu_seed0(tmp_path, "v0_13")
+    run.samples_path.write_bytes(run.samples_path.read_bytes()[:100])  # cut short, as by an interrupted copy
+    (read,) = SOURCE.read([ReadRequest(run, None, None)], 1, None)
+    (problem,) = read.problems
+    assert len(read.items) == 0 and (problem.path, problem.kind, problem.count) == (str(run.samples_path), "file", 1)
+    assert problem.message.startswith("is not a readable parquet file (")
+    assert problem.message.endswith(f"); task {run.task} skipped")
 
 
 def test_an_item_with_its_options_in_another_order_still_pairs(tmp_path):
