@@ -326,6 +326,15 @@ def test_a_details_file_without_a_field_the_reader_reads_still_gives_its_items(t
         assert SOURCE.load_item(str(run.samples_path), 0).question == ""  # nothing to show, not a made-up text
 
 
+def test_a_013_file_without_the_post_processed_text_is_rescored_on_the_generation(tmp_path):
+    run, table = _after_mmlu_seed0(tmp_path, "v0_13")
+    rescore = ReadRequest(run, None, None, "lighteval")
+    whole = SOURCE.read([rescore], 1, None)[0].items  # the fixture's post-processed text is the generation
+    pq.write_table(_without(table, "model_response.text_post_processed"), run.samples_path)
+    (read,) = SOURCE.read([rescore], 1, None)
+    assert read.problems == [] and read.items["answer"].tolist() == whole["answer"].tolist() == list("CBBCCB")
+
+
 @pytest.mark.parametrize("version", VERSIONS)
 def test_the_response_is_the_first_generation_and_a_row_without_one_is_not_rescored(tmp_path, version):
     """A task sampling several generations per doc logs them all; the first is the response (its length, and
