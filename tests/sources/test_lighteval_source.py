@@ -316,8 +316,8 @@ def test_a_details_file_without_a_field_the_reader_reads_still_gives_its_items(t
     (read,) = SOURCE.read([ReadRequest(run, None, None)], 1, None)
     if changed is None:
         assert len(read.items) == 0
-        assert [(p.kind, p.count, p.message) for p in read.problems] == [
-            ("no_metric", 6, "6 row(s) without metric extractive_match skipped")
+        assert [(p.path, p.kind, p.count, p.message) for p in read.problems] == [
+            (str(run.samples_path), "no_metric", 6, "6 row(s) without metric extractive_match skipped")
         ]
     else:
         assert read.problems == []
@@ -355,8 +355,8 @@ def test_the_response_is_the_first_generation_and_a_row_without_one_is_not_resco
     assert chars[3:] == whole["response_chars"].tolist()[3:]
     (rescored,) = SOURCE.read([ReadRequest(run, None, None, "lighteval")], 1, None)
     assert rescored.items["answer"].tolist()[:3] == ["A", *whole["answer"][1:3]]
-    assert [(p.kind, p.count, p.message) for p in rescored.problems] == [(
-        "not_rescored", 2,
+    assert [(p.path, p.kind, p.count, p.message) for p in rescored.problems] == [(
+        str(run.samples_path), "not_rescored", 2,
         "2 row(s) cannot be rescored (no options in the prompt or no gold); their logged score is used",
     )]  # fmt: skip
 
@@ -417,8 +417,8 @@ def test_what_reading_a_details_file_tells_the_summary(tmp_path, version):
     info = {"filter": "none", "metric": "extractive_match", "lines": 6, "items": 6, "extractors": []}
     for expected, problems in ((6, []), (7, ["holds 6 of the 7 items LightEval evaluated"])):
         (read,) = SOURCE.read([ReadRequest(dataclasses.replace(run, n_expected=expected), None, None)], 1, None)
-        assert read.info == info and [(p.kind, p.message) for p in read.problems] == [
-            ("incomplete", m) for m in problems
+        assert read.info == info and [(p.path, p.kind, p.count, p.message) for p in read.problems] == [
+            (str(run.samples_path), "incomplete", 1, m) for m in problems
         ]
 
 
@@ -430,9 +430,10 @@ def test_partial_scores_are_counted_with_five_examples(tmp_path):
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), run.samples_path)
     (read,) = SOURCE.read([ReadRequest(run, None, None)], 1, None)
     assert len(read.items) == 0 and read.info["lines"] == 6 and read.info["items"] == 0
-    assert [(p.kind, p.count, p.message) for p in read.problems] == [(
-        "non_binary", 6, "6 row(s) with a non-binary extractive_match (e.g. 0.5, 0.25, 0.75, 0.5, 2.0) skipped: a "
-        "score in (0,1) is not a transition",
+    assert [(p.path, p.kind, p.count, p.message) for p in read.problems] == [(
+        str(run.samples_path), "non_binary", 6,
+        "6 row(s) with a non-binary extractive_match (e.g. 0.5, 0.25, 0.75, 0.5, 2.0) skipped: a score in (0,1) "
+        "is not a transition",
     )]  # fmt: skip
 
 
