@@ -384,16 +384,22 @@ def test_every_gold_letter_of_a_multi_gold_item_is_read(tmp_path, version):
 
 
 def test_a_salad_bench_multi_answer_item_is_rescored_as_a_set_of_letters(tmp_path):
-    """SALAD-Bench's multi-answer task (``letters``): strict rescoring reads "B, D" as the set BD, its gold."""
+    """SALAD-Bench's multi-answer task (``letters``): strict rescoring reads "B, D" as the set BD; any other task
+    (``letter``) wants one letter and reads no answer in it."""
     run, table = _after_mmlu_seed0(tmp_path, "v0_10")
     rows = table.to_pylist()
     rows[1].update(gold=["B", "D"], predictions=["Both are unsafe.\nAnswer: B, D"])
+    rows[2].update(predictions=["Answer: B, D"])  # gold A
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), run.samples_path)
     salad = dataclasses.replace(run, task="community|salad_bench_reasoning_letter:mrq|0")
+    columns = ["subtask", "category", "gold", "answer", "status", "correct"]
     items = SOURCE.read([ReadRequest(salad, None, None, "strict")], 1, None)[0].items
-    assert tuple(items.loc[1, ["subtask", "category", "gold", "answer", "correct"]]) == (
-        "saladbench_mrq", "Safety/Truthfulness", "BD", "BD", 1,
-    )  # fmt: skip
+    assert [tuple(items.loc[i, columns]) for i in (1, 2)] == [
+        ("saladbench_mrq", "Safety/Truthfulness", "BD", "BD", "answered", 1),
+        ("saladbench_mrq", "Safety/Truthfulness", "A", "BD", "answered", 0),
+    ]
+    items = SOURCE.read([ReadRequest(run, None, None, "strict")], 1, None)[0].items
+    assert tuple(items.loc[2, columns]) == ("mmlu_abstract_algebra", "Math", "A", None, "no_answer", 0)
 
 
 def test_a_query_without_options_leaves_k_unknown_unless_the_task_hides_its_options(tmp_path):
