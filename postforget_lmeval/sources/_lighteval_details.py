@@ -133,7 +133,7 @@ def read_run(req: ReadRequest) -> RunRead:
             non_binary.append(row["score"])
             continue
         logged = int(row["score"])
-        k = float(len(row["choices"]) or len(options)) or HIDDEN_OPTIONS_K.get(subtask, float("nan"))
+        k = float(len(row["choices"]) or len(options)) or HIDDEN_OPTIONS_K.get(subtask)  # None: NaN in the table
         answer = row["extracted"][0] if row["extracted"] else None
         status = "answered" if answer else "no_answer"
         correct = logged
