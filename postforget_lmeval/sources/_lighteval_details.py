@@ -39,7 +39,7 @@ def _has_field(schema: pa.Schema, dotted: str) -> bool:
 
 def _first_lengths(texts: pa.ChunkedArray) -> list[float]:
     """Characters of each row's first generation, counted by Arrow (no Python strings); NaN if none."""
-    counts = pc.list_value_length(texts).fill_null(0).to_pylist()
+    counts = pc.list_value_length(texts).to_pylist()  # None for a null list: falsy like 0
     firsts = iter(pc.utf8_length(pc.list_flatten(pc.list_slice(texts, 0, 1))).to_pylist())
     return [_NAN if not n or (v := next(firsts)) is None else float(v) for n in counts]
 
@@ -133,7 +133,7 @@ def read_run(req: ReadRequest) -> RunRead:
             non_binary.append(row["score"])
             continue
         logged = int(row["score"])
-        k = float(len(row["choices"]) or len(options)) or HIDDEN_OPTIONS_K.get(subtask, float("nan"))
+        k = float(len(row["choices"]) or len(options)) or HIDDEN_OPTIONS_K.get(subtask)  # None: NaN in the table
         answer = row["extracted"][0] if row["extracted"] else None
         status = "answered" if answer else "no_answer"
         correct = logged

@@ -8,11 +8,13 @@ The responses follow the script's PATTERNS table, so the transitions below are w
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pandas as pd
@@ -192,6 +194,38 @@ def test_item_table_reads_correctness_answer_gold_k_and_response_length(version)
         assert item.status == ("answered" if extracted else "no_answer")
 
 
+REPLY = "Let me think. " * ((1 << 20) // 14) + "\nAnswer: B"  # 1 MB: compressed to a few KB in the parquet file
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_reading_holds_no_reply_text_unless_rescoring(tmp_path, version):
+    """The item table needs each reply's length only: Arrow counts it, and no reply becomes a Python string (nor
+    the token ids, the logged doc or the prompt) unless rescoring reads the replies."""
+    shutil.copytree(FIXTURES / version / "after", tmp_path / "after")
+    run = next(r for r in SOURCE.find_runs(tmp_path / "after").task_runs if r.seed == 0 and "mmlu" in r.task)
+    table = pq.read_table(run.samples_path)
+    rows = table.to_pylist()
+    for row in rows:
+        if version == "v0_10":
+            row["predictions"] = [REPLY]
+        else:
+            row["model_response"].update(text=[REPLY], text_post_processed=[REPLY])
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), run.samples_path)
+    SOURCE.read([ReadRequest(run, None, None)], 1, None)  # imports and caches outside the measure
+    for rescore in (None, "lighteval"):
+        tracemalloc.start()
+        try:
+            (read,) = SOURCE.read([ReadRequest(run, None, None, rescore)], 1, None)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert read.items["response_chars"].tolist() == [float(len(REPLY))] * 6
+        if rescore is None:
+            assert peak < len(REPLY)  # six replies of 1 MB on disk
+        else:
+            assert read.items["answer"].tolist() == ["B"] * 6
+
+
 def test_v010_items_pair_across_few_shot_and_chat_prompts():
     """0.10 logs no doc id: the same item gets the same key from a base few-shot and a chat query."""
     ids = {}
@@ -221,6 +255,203 @@ def _swap_first_two_options(row) -> None:
     lines[a], lines[b] = "A) " + lines[b][3:], "B) " + lines[a][3:]
     doc["query"] = "\n".join(lines)
     doc["gold_index"] = {0: 1, 1: 0}.get(doc["gold_index"], doc["gold_index"])
+
+
+def test_an_item_whose_query_lists_no_options_counts_its_logged_choices(tmp_path):
+    """k is the number of options the query lists, else of the doc's choices (0.13 logs the task's letters)."""
+
+    def no_option_lines(row):
+        row["doc"].update(query="Question: How many generators does Z_8 have?\nAnswer:", choices=["A", "B", "C"])
+
+    _rewrite_after_item(FIXTURES / "v0_13", tmp_path / "pair", no_option_lines)
+    run = next(r for r in SOURCE.find_runs(tmp_path / "pair" / "after").task_runs if r.seed == 0 and "mmlu" in r.task)
+    items = SOURCE.read([ReadRequest(run, None, None)], 1, None)[0].items
+    assert items["k"].tolist() == [4.0, 3.0, 4.0, 4.0, 4.0, 4.0]  # the edited row is the second
+
+
+def _after_mmlu_seed0(tmp_path: Path, version: str) -> tuple[TaskRun, pa.Table]:
+    """A copy of the after side; its mmlu run of seed 0 and that run's details table."""
+    shutil.copytree(FIXTURES / version / "after", tmp_path / "after")
+    run = next(r for r in SOURCE.find_runs(tmp_path / "after").task_runs if r.seed == 0 and "mmlu" in r.task)
+    return run, pq.read_table(run.samples_path)
+
+
+def _without(table: pa.Table, dotted: str) -> pa.Table:
+    """``table`` less a column or, for ``head.child``, less one field of a struct column."""
+    head, _, child = dotted.partition(".")
+    if not child:
+        return table.drop_columns([head])
+    struct = table.column(head).combine_chunks()
+    names = [f.name for f in struct.type if f.name != child]
+    kept = pa.StructArray.from_arrays([struct.field(n) for n in names], names=names)
+    return table.set_column(table.schema.get_field_index(head), head, kept)
+
+
+ITEM_FIELDS = ["correct", "k", "answer", "gold", "status", "response_chars"]
+NAN = float("nan")
+
+
+@pytest.mark.parametrize(
+    ("version", "dropped", "changed"),
+    [
+        ("v0_13", "metric", None),
+        ("v0_13", "model_response.text", {"response_chars": NAN}),
+        ("v0_13", "model_response", {"response_chars": NAN}),
+        ("v0_13", "doc.gold_index", {"gold": None}),
+        ("v0_13", "doc.specific", {"answer": None, "status": "no_answer"}),
+        ("v0_13", "doc.choices", {}),  # the query lists the options
+        ("v0_13", "doc.query", {}),  # the choices are the options (letters here)
+        ("v0_10", "metrics", None),
+        ("v0_10", "predictions", {"response_chars": NAN}),
+        ("v0_10", "gold", {"gold": None}),
+        ("v0_10", "specifics", {"answer": None, "status": "no_answer"}),
+        ("v0_10", "example", {"k": NAN}),  # 0.10 logs no choices: no options left to count
+    ],
+)
+def test_a_details_file_without_a_field_the_reader_reads_still_gives_its_items(tmp_path, version, dropped, changed):
+    """A file LightEval wrote, less one field (a foreign or trimmed copy): what the field gave is missing, the rest
+    is read as before; without the metric every row is reported as skipped."""
+    run, table = _after_mmlu_seed0(tmp_path, version)
+    whole = SOURCE.read([ReadRequest(run, None, None)], 1, None)[0].items[ITEM_FIELDS]
+    pq.write_table(_without(table, dropped), run.samples_path)
+    (read,) = SOURCE.read([ReadRequest(run, None, None)], 1, None)
+    if changed is None:
+        assert len(read.items) == 0
+        assert [(p.path, p.kind, p.count, p.message) for p in read.problems] == [
+            (str(run.samples_path), "no_metric", 6, "6 row(s) without metric extractive_match skipped")
+        ]
+    else:
+        assert read.problems == []
+        pd.testing.assert_frame_equal(read.items[ITEM_FIELDS], whole.assign(**changed), check_dtype=False)
+    if dropped in ("doc.query", "example"):
+        assert SOURCE.load_item(str(run.samples_path), 0).question == ""  # nothing to show, not a made-up text
+
+
+def test_a_013_file_without_the_post_processed_text_is_rescored_on_the_generation(tmp_path):
+    run, table = _after_mmlu_seed0(tmp_path, "v0_13")
+    rescore = ReadRequest(run, None, None, "lighteval")
+    whole = SOURCE.read([rescore], 1, None)[0].items  # the fixture's post-processed text is the generation
+    pq.write_table(_without(table, "model_response.text_post_processed"), run.samples_path)
+    (read,) = SOURCE.read([rescore], 1, None)
+    assert read.problems == [] and read.items["answer"].tolist() == whole["answer"].tolist() == list("CBBCCB")
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_response_is_the_first_generation_and_a_row_without_one_is_not_rescored(tmp_path, version):
+    """A task sampling several generations per doc logs them all; the first is the response (its length, and
+    the text rescoring reads). A row that logged none (an empty or null list) has no length and keeps its
+    logged score."""
+    run, table = _after_mmlu_seed0(tmp_path, version)
+    whole = SOURCE.read([ReadRequest(run, None, None)], 1, None)[0].items
+    rows = table.to_pylist()
+    for row, texts in zip(rows, (["Answer: A", "Answer: C\nDone."], [], None)):
+        if version == "v0_10":
+            row["predictions"] = texts
+        else:
+            row["model_response"].update(text=texts, text_post_processed=texts)
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), run.samples_path)
+    (read,) = SOURCE.read([ReadRequest(run, None, None)], 1, None)
+    chars = read.items["response_chars"].tolist()
+    assert chars[0] == 9.0 and chars[1] != chars[1] and chars[2] != chars[2]  # NaN: no generation
+    assert chars[3:] == whole["response_chars"].tolist()[3:]
+    (rescored,) = SOURCE.read([ReadRequest(run, None, None, "lighteval")], 1, None)
+    assert rescored.items["answer"].tolist()[:3] == ["A", *whole["answer"][1:3]]
+    assert [(p.path, p.kind, p.count, p.message) for p in rescored.problems] == [(
+        str(run.samples_path), "not_rescored", 2,
+        "2 row(s) cannot be rescored (no options in the prompt or no gold); their logged score is used",
+    )]  # fmt: skip
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_gold_letter_of_a_multi_gold_item_is_read(tmp_path, version):
+    """A doc with several golds: 0.13 logs gold_index as a list of indices, 0.10 gold as a list of letters."""
+    run, table = _after_mmlu_seed0(tmp_path, version)
+    rows = table.to_pylist()
+    schema = table.schema
+    if version == "v0_10":
+        rows[1]["gold"] = ["B", "D"]
+    else:
+        for row in rows:
+            row["doc"]["gold_index"] = [row["doc"]["gold_index"]]
+        rows[1]["doc"]["gold_index"] = [1, 3]
+        doc = schema.field("doc").type
+        at = doc.get_field_index("gold_index")
+        doc = pa.struct([f.with_type(pa.list_(pa.int64())) if i == at else f for i, f in enumerate(doc)])
+        schema = schema.set(schema.get_field_index("doc"), schema.field("doc").with_type(doc))
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), run.samples_path)
+    items = SOURCE.read([ReadRequest(run, None, None)], 1, None)[0].items
+    assert items["gold"].tolist()[:2] == ["C", "BD"]
+
+
+def test_a_salad_bench_multi_answer_item_is_rescored_as_a_set_of_letters(tmp_path):
+    """SALAD-Bench's multi-answer task (``letters``): strict rescoring reads "B, D" as the set BD; any other task
+    (``letter``) wants one letter and reads no answer in it."""
+    run, table = _after_mmlu_seed0(tmp_path, "v0_10")
+    rows = table.to_pylist()
+    rows[1].update(gold=["B", "D"], predictions=["Both are unsafe.\nAnswer: B, D"])
+    rows[2].update(predictions=["Answer: B, D"])  # gold A
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), run.samples_path)
+    salad = dataclasses.replace(run, task="community|salad_bench_reasoning_letter:mrq|0")
+    columns = ["subtask", "category", "gold", "answer", "status", "correct"]
+    items = SOURCE.read([ReadRequest(salad, None, None, "strict")], 1, None)[0].items
+    assert [tuple(items.loc[i, columns]) for i in (1, 2)] == [
+        ("saladbench_mrq", "Safety/Truthfulness", "BD", "BD", "answered", 1),
+        ("saladbench_mrq", "Safety/Truthfulness", "A", "BD", "answered", 0),
+    ]
+    items = SOURCE.read([ReadRequest(run, None, None, "strict")], 1, None)[0].items
+    assert tuple(items.loc[2, columns]) == ("mmlu_abstract_algebra", "Math", "A", None, "no_answer", 0)
+
+
+def test_a_query_without_options_leaves_k_unknown_unless_the_task_hides_its_options(tmp_path):
+    """0.10 logs no choices: with no option lines in the query, k is unknown (NaN), except for BBH's object
+    counting, whose prompt shows none of its 19 answer letters."""
+    run, table = _after_mmlu_seed0(tmp_path, "v0_10")
+    rows = table.to_pylist()
+    rows[1]["example"] = "Question: How many generators does Z_8 have?\nAnswer:"
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), run.samples_path)
+    for task, k in (
+        ("community|mmlu_reasoning_letter:abstract_algebra|0", NAN),
+        ("community|bbh_reasoning_letter:object_counting|0", 19.0),
+    ):
+        items = SOURCE.read([ReadRequest(dataclasses.replace(run, task=task), None, None)], 1, None)[0].items
+        assert items["k"].tolist()[:3] == pytest.approx([4.0, k, 4.0], nan_ok=True)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_what_reading_a_details_file_tells_the_summary(tmp_path, version):
+    """Its lines and items, the metric, and a file holding fewer items than LightEval says it evaluated."""
+    run, _ = _after_mmlu_seed0(tmp_path, version)
+    info = {"filter": "none", "metric": "extractive_match", "lines": 6, "items": 6, "extractors": []}
+    for expected, problems in ((6, []), (7, ["holds 6 of the 7 items LightEval evaluated"])):
+        (read,) = SOURCE.read([ReadRequest(dataclasses.replace(run, n_expected=expected), None, None)], 1, None)
+        assert read.info == info and [(p.path, p.kind, p.count, p.message) for p in read.problems] == [
+            (str(run.samples_path), "incomplete", 1, m) for m in problems
+        ]
+
+
+def test_partial_scores_are_counted_with_five_examples(tmp_path):
+    run, table = _after_mmlu_seed0(tmp_path, "v0_13")
+    rows = table.to_pylist()
+    for row, score in zip(rows, (0.5, 0.25, 0.75, 0.5, 2.0, 0.1)):
+        row["metric"]["extractive_match"] = score
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), run.samples_path)
+    (read,) = SOURCE.read([ReadRequest(run, None, None)], 1, None)
+    assert len(read.items) == 0 and read.info["lines"] == 6 and read.info["items"] == 0
+    assert [(p.path, p.kind, p.count, p.message) for p in read.problems] == [(
+        str(run.samples_path), "non_binary", 6,
+        "6 row(s) with a non-binary extractive_match (e.g. 0.5, 0.25, 0.75, 0.5, 2.0) skipped: a score in (0,1) "
+        "is not a transition",
+    )]  # fmt: skip
+
+
+def test_a_details_file_that_is_no_parquet_is_a_file_problem(tmp_path):
+    run, _ = _after_mmlu_seed0(tmp_path, "v0_13")
+    run.samples_path.write_bytes(run.samples_path.read_bytes()[:100])  # cut short, as by an interrupted copy
+    (read,) = SOURCE.read([ReadRequest(run, None, None)], 1, None)
+    (problem,) = read.problems
+    assert len(read.items) == 0 and (problem.path, problem.kind, problem.count) == (str(run.samples_path), "file", 1)
+    assert problem.message.startswith("is not a readable parquet file (")
+    assert problem.message.endswith(f"); task {run.task} skipped")
 
 
 def test_an_item_with_its_options_in_another_order_still_pairs(tmp_path):
@@ -276,6 +507,31 @@ def test_lighteval_rescoring_reproduces_lighteval_010_own_scores():
     strict = pair(FIXTURES / "v0_10" / "before", FIXTURES / "v0_10" / "after", rescore="strict").samples
     changed = strict[strict["before"] != strict["correct_logged_before"]]
     assert len(changed) == 2 and set(changed["answer_before"]) <= {"A", "B", "C"}  # "Answer: X\nDone." read as X
+
+
+def test_lighteval_013_rescoring_reads_the_text_its_metric_saw(tmp_path):
+    """0.13 logs each generation twice: as the model wrote it and as its metric saw it (closed ``<think>`` blocks
+    stripped). Rescoring reads the second, so a reply that only thought scores as no answer, as LightEval scored it."""
+
+    def thought_only(row):  # gold B; the model stopped after its think block
+        row["model_response"].update(text=["<think>\nAnswer: B\n</think>"], text_post_processed=[""])
+        row["metric"]["extractive_match"] = 0.0
+        row["doc"]["specific"]["extracted_predictions"] = []
+
+    _rewrite_after_item(FIXTURES / "v0_13", tmp_path / "pair", thought_only)
+    result = pair(tmp_path / "pair" / "before", tmp_path / "pair" / "after", rescore="lighteval", analyses=False)
+    s = result.samples.set_index(["subtask", "seed", "locator_after"])
+    columns = ["answer_after", "status_after", "after", "correct_logged_after", "response_chars_after"]
+    assert tuple(s.loc[("mmlu_abstract_algebra", "0", 1), columns]) == (None, "no_answer", 0, 0, 26.0)
+    # 0.10's rules read a letter in "Answer: X\nDone." where 0.13 read none: right on capitals (gold A of 3 options,
+    # seed 0 before) and arc item 4 (seed 1 after); every other row keeps its logged score
+    changed = [
+        (r.Index[0], r.Index[1], side, getattr(r, f"answer_{side}"))
+        for r in s.itertuples() for side in ("before", "after")
+        if getattr(r, side) != getattr(r, f"correct_logged_{side}")
+    ]  # fmt: skip
+    assert sorted(changed) == [("arc_easy", "1", "after", "B"), ("synth_reasoning_letter:capitals", "0", "before", "A")]
+    assert len(s) == 30 and result.warnings == []
 
 
 @pytest.mark.parametrize("version", VERSIONS)
