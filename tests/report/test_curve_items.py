@@ -13,7 +13,14 @@ import pandas as pd
 import pytest
 
 from postforget_lmeval.cli import main as postforget_pair
-from postforget_lmeval.report.curve import beta_fit, item_table, steady_chance, steady_losses, write_curve
+from postforget_lmeval.report.curve import (
+    SteadyLosses,
+    beta_fit,
+    item_table,
+    steady_chance,
+    steady_losses,
+    write_curve,
+)
 from tests.helpers.lmeval_runs import ours, write_run
 
 
@@ -149,6 +156,20 @@ def test_the_expected_count_needs_two_seeds_at_the_first_step() -> None:
     assert got.floor_items == 2
     assert "1.0 would be expected by chance" not in got.sentence()
     assert f"{got.expected:.1f} would be expected" in got.sentence()
+
+
+def test_the_sentence_states_every_count_and_the_floor_or_its_absence() -> None:
+    counts = {"hold": 3, "forgotten": 7, "came_back": 2, "steady": 4, "undetermined": 1, "floor_items": 9, "items": 12}
+    losses = "7 of 12 items forgotten at some step, 2 came back later; 4 steady losses (wrong at their last loss and "
+    losses += "the 3 or more probes after it), 1 undetermined (lost too near the last probe); "
+    assert SteadyLosses(expected=2.34, **counts).sentence() == losses + (
+        "with no change at all 2.3 would be expected by chance (a beta-binomial fit to the first step's seeds, over "
+        "9 of 12 items)"
+    )
+    assert SteadyLosses(expected=None, **counts).sentence() == losses + (
+        "each probe is one seed, so there is no noise floor to compare with (evaluate every step under the same two "
+        "seeds to get one)"
+    )
 
 
 def test_the_curve_gives_the_expected_count_when_the_first_run_logged_two_seeds(tmp_path: Path) -> None:

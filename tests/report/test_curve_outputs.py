@@ -10,12 +10,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 from postforget_lmeval.cli import main as postforget_pair
 from postforget_lmeval.errors import PairingError
+from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.report import files
-from postforget_lmeval.report.curve import curve_figure, in_step_order, step_of, write_curve
+from postforget_lmeval.report.curve import CURVE_COLUMNS, curve_figure, in_step_order, step_of, write_curve
 from tests.helpers.lmeval_runs import ours, write_run
+
+METRICS = ["F_true", "F_max", "BT_true", "BT_max"]
 
 
 @pytest.mark.parametrize(
@@ -150,3 +154,48 @@ def test_the_figure_draws_curve_csv_against_the_first_run(tmp_path: Path) -> Non
         np.testing.assert_allclose(line.get_ydata(), 100 * first[name].to_numpy())
         assert line.get_linestyle() == ("--" if name.endswith("_max") else "-")
     assert os.environ.get("MPLBACKEND", "") != "show"  # drawn off-screen
+
+
+def test_the_figure_lays_out_one_panel_per_category_three_to_a_row() -> None:
+    # four categories and OVERALL, two later steps: rows of three panels, OVERALL last, ceilings dashed
+    cats = ["Science", "Knowledge", OVERALL, "Math", "Logic"]
+    rows = [
+        dict.fromkeys(CURVE_COLUMNS, 0.0)
+        | {"step": step, "against": against, "category": cat, "n_seeds": 1}
+        | {m: (0.5 if against == "previous" else (k + 1) / 100 + j / 10 + step / 1000) for j, m in enumerate(METRICS)}
+        for step in (10, 20)
+        for against in ("previous", "first")
+        for k, cat in enumerate(cats)
+    ]
+    curve = pd.DataFrame(rows, columns=CURVE_COLUMNS)
+    fig = curve_figure(curve)
+    assert tuple(fig.get_size_inches()) == pytest.approx((12.6, 6.0))
+    assert isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine)
+    order = ["Knowledge", "Logic", "Math", "Science", OVERALL]
+    assert [ax.get_title() for ax in fig.axes] == ["Knowledge", "Logic", "Math", "Science", "Overall"]
+    assert [ax.get_subplotspec().get_geometry() for ax in fig.axes] == [(2, 3, i, i) for i in range(5)]
+    for i, (ax, cat) in enumerate(zip(fig.axes, order)):
+        k = cats.index(cat)
+        assert (ax.get_xlabel(), ax.get_ylabel()) == ("step", "% of items")
+        assert {(line.get_visible(), line.get_alpha()) for line in ax.get_xgridlines() + ax.get_ygridlines()} == {
+            (True, 0.3)
+        }
+        drawn = [
+            (line.get_label(), line.get_color(), line.get_marker(), line.get_linestyle(), list(line.get_xdata()))
+            for line in ax.get_lines()
+        ]
+        assert drawn == [
+            ("F_true", "tab:red", "o", "-", [10, 20]),
+            ("F_max", "tab:red", "None", "--", [10, 20]),
+            ("BT_true", "tab:blue", "o", "-", [10, 20]),
+            ("BT_max", "tab:blue", "None", "--", [10, 20]),
+        ]
+        for line in ax.get_lines():
+            j = METRICS.index(line.get_label())
+            np.testing.assert_allclose(line.get_ydata(), [100 * ((k + 1) / 100 + j / 10 + s / 1000) for s in (10, 20)])
+        legend = ax.get_legend()
+        if i == 0:
+            assert [t.get_text() for t in legend.get_texts()] == ["F_true", "F_max", "BT_true", "BT_max"]
+            assert {t.get_fontsize() for t in legend.get_texts()} == {7}
+        else:
+            assert legend is None
