@@ -24,9 +24,11 @@ from postforget_lmeval.report.curve import (
 from tests.helpers.lmeval_runs import ours, write_run
 
 
-def chain_of(sequences: dict[int, str], seeds: list[str] | None = None) -> tuple[list[int], list[SimpleNamespace]]:
-    """The pairs of the first run with each later one, for items whose right/wrong per step are ``sequences``
-    (doc_id -> '1', '0' or '.' (not logged) per step); ``seeds``: the seed of each run."""
+def chain_of(
+    sequences: dict[int, str], seeds: list[str] | None = None, subtask: str = "arc_x"
+) -> tuple[list[int], list[SimpleNamespace]]:
+    """The pairs of the first run with each later one, for items of ``subtask`` whose right/wrong per step are
+    ``sequences`` (doc_id -> '1', '0' or '.' (not logged) per step); ``seeds``: the seed of each run."""
     n = len(next(iter(sequences.values())))
     seeds = seeds or ["0"] * n
     steps = [10 * i for i in range(n)]
@@ -34,7 +36,7 @@ def chain_of(sequences: dict[int, str], seeds: list[str] | None = None) -> tuple
     for j in range(1, n):
         rows = [
             {
-                "subtask": "arc_x",
+                "subtask": subtask,
                 "category": "Logic",
                 "doc_id": d,
                 "seed": seeds[0] if seeds[0] == seeds[j] else f"{seeds[0]}~{seeds[j]}",
@@ -170,6 +172,30 @@ def test_the_sentence_states_every_count_and_the_floor_or_its_absence() -> None:
         "each probe is one seed, so there is no noise floor to compare with (evaluate every step under the same two "
         "seeds to get one)"
     )
+
+
+def test_the_expected_count_sums_the_sub_benchmarks_that_have_two_seeds() -> None:
+    # arc_a was logged under one seed at the first step (no floor), arc_b and arc_c under two; hold 1, 4 probes
+    parts = [
+        chain_of({0: "1010", 1: "1100"}, subtask="arc_a"),
+        chain_of({0: "1110", 1: "1000", 2: "0111"}, subtask="arc_b"),
+        chain_of({0: "1111"}, subtask="arc_c"),
+    ]
+    steps = parts[0][0]
+    first = [SimpleNamespace(samples=pd.concat([p[1][j].samples for p in parts])) for j in range(3)]
+    items = item_table(steps, first, hold=1)
+    seeds = pd.DataFrame(
+        [("arc_a", 0, "0", 1), ("arc_a", 1, "0", 1)]
+        + [("arc_b", d, s, b) for d, (b0, b1) in enumerate([(1, 1), (1, 0), (0, 0)]) for s, b in (("0", b0), ("1", b1))]
+        + [("arc_c", 0, "0", 1), ("arc_c", 0, "1", 0)],
+        columns=["subtask", "doc_id", "seed_before", "before"],
+    ).assign(replicate=0)
+    got = steady_losses(items, [str(s) for s in steps], seeds, hold=1)
+    # arc_b: beta(1, 1) (mean 1/2, spread 1/3), 1/12 + 1/20 per item; arc_c: no spread seen, 1/2 (1/4 + 1/8)
+    assert got == SteadyLosses(
+        hold=1, forgotten=4, came_back=1, steady=2, undetermined=2, expected=got.expected, floor_items=4, items=6
+    )
+    assert got.expected == pytest.approx(3 * (1 / 12 + 1 / 20) + 0.5 * (1 / 4 + 1 / 8))
 
 
 def test_the_curve_gives_the_expected_count_when_the_first_run_logged_two_seeds(tmp_path: Path) -> None:
