@@ -116,6 +116,49 @@ def test_the_curve_command_joins_checkpoints_evaluated_under_different_seeds(tmp
     assert pd.isna(items.set_index("doc_id").loc[7, "came_back"])  # lost at the last probe
 
 
+def test_the_item_table_whole_sorted_by_first_loss_with_its_types() -> None:
+    # 3 is not logged at step 10; the table is sorted by first loss (none last), then by item, indexed 0..n-1
+    steps, first = chain_of({0: "1010", 1: "1100", 2: "0111", 3: "1.00", 4: "1000", 5: "1111"})
+    table = item_table(steps, first)
+    summary = ["first_forgotten", "came_back", "flips", "first_gained", "steady_loss", "undetermined"]
+    assert list(table.columns) == [
+        "subtask",
+        "category",
+        "doc_id",
+        "seed",
+        "replicate",
+        "0",
+        "10",
+        "20",
+        "30",
+        *summary,
+    ]
+    assert list(table["seed"]) == ["0"] * 6
+    na = pd.NA
+    expected = pd.DataFrame(
+        {
+            "doc_id": [0, 4, 1, 3, 2, 5],
+            "0": pd.array([1, 1, 1, 1, 0, 1], dtype="Int8"),
+            "10": pd.array([0, 0, 1, na, 1, 1], dtype="Int8"),
+            "20": pd.array([1, 0, 0, 0, 1, 1], dtype="Int8"),
+            "30": pd.array([0, 0, 0, 0, 1, 1], dtype="Int8"),
+            "first_forgotten": pd.array([10, 10, 20, 20, na, na], dtype="Int64"),
+            "came_back": pd.array([True, False, False, False, False, False], dtype="boolean"),
+            "flips": [3, 1, 1, 1, 1, 0],
+            "first_gained": pd.array([20, na, na, na, 10, na], dtype="Int64"),
+            "steady_loss": [False, True, False, False, False, False],
+            "undetermined": [True, False, True, True, False, False],
+        }
+    )
+    pd.testing.assert_frame_equal(table[expected.columns], expected)
+    # nothing lost or gained: the summary columns keep their types
+    steps, first = chain_of({0: "11", 1: "00"})
+    table = item_table(steps, first)
+    assert table[summary[:4]].dtypes.astype(str).tolist() == ["Int64", "boolean", "int64", "Int64"]
+    assert table["first_forgotten"].isna().all() and table["first_gained"].isna().all()
+    assert not table["came_back"].any()
+
+
 def test_beta_fit_by_moments_from_two_seeds() -> None:
     # items right under both seeds, neither, one: mean 1/2, both-right 1/4 + ... worked by hand
     wide = pd.DataFrame({"a": [1, 1, 0, 0, 1, 0], "b": [1, 1, 0, 0, 0, 1]}, dtype=float)
@@ -125,6 +168,9 @@ def test_beta_fit_by_moments_from_two_seeds() -> None:
     assert beta_fit(pd.DataFrame({"a": [1.0, 0.0], "b": [np.nan, 0.0]})) == (0.0, 1.0)
     assert beta_fit(pd.DataFrame({"a": [1.0], "b": [np.nan]})) is None
     assert beta_fit(pd.DataFrame({"a": [1.0, 0.0], "b": [0.0, 1.0]})) == (0.5, 0.0)  # no spread seen: clipped
+    assert beta_fit(pd.DataFrame({"a": [1.0, 1.0], "b": [1.0, 1.0]})) == (1.0, 1.0)  # always right: no spread
+    # an item right under its two seeds, one wrong under three: (1/2 - 0.4^2) / (0.4 * 0.6) = 1.42, clipped to 1
+    assert beta_fit(pd.DataFrame({"a": [1.0, 0.0], "b": [1.0, 0.0], "c": [np.nan, 0.0]})) == (0.4, 1.0)
 
 
 def test_the_steady_chance_under_no_change() -> None:
