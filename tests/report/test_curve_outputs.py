@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -16,7 +17,14 @@ from postforget_lmeval.cli import main as postforget_pair
 from postforget_lmeval.errors import PairingError
 from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.report import files
-from postforget_lmeval.report.curve import CURVE_COLUMNS, curve_figure, in_step_order, step_of, write_curve
+from postforget_lmeval.report.curve import (
+    CURVE_COLUMNS,
+    curve_figure,
+    in_step_order,
+    step_of,
+    subtask_warnings,
+    write_curve,
+)
 from tests.helpers.lmeval_runs import ours, write_run
 
 METRICS = ["F_true", "F_max", "BT_true", "BT_max"]
@@ -95,6 +103,18 @@ def test_steps_over_different_sub_benchmarks_are_warned_as_chain_warns(tmp_path:
     said = re.search(r"step_0→step_1: \d+ warning\(s\), \d+ note\(s\)", chain_err)
     assert said and said[0] in err
     assert "step 1 lacks arc_y" in (out / "curve.html").read_text(encoding="utf-8")
+
+
+def test_the_sub_benchmark_warning_names_at_most_five_missing_per_step() -> None:
+    held = {10: "a", 20: "ab", 30: "abcdefg", 40: "bcdefg"}  # step 10 lacks six, step 20 five, step 40 one
+    first = [SimpleNamespace(subtasks=pd.DataFrame({"subtask": [f"t_{c}" for c in h]})) for h in held.values()]
+    assert subtask_warnings([0, *held], first) == [
+        "the steps are paired over different sub-benchmarks (step 10 lacks t_b, t_c, t_d, t_e, t_f ...; step 20 "
+        "lacks t_c, t_d, t_e, t_f, t_g; step 40 lacks t_a): the categories and OVERALL average other sub-benchmarks "
+        "from one step to the next; evaluate every step on the same tasks (the pairs' reports in chain/ list what "
+        "each lacks)"
+    ]
+    assert subtask_warnings([0, 10], first[2:3]) == []
 
 
 def test_a_rerun_without_plot_leaves_no_stale_figure(tmp_path: Path) -> None:
