@@ -16,10 +16,12 @@ from matplotlib.layout_engine import ConstrainedLayoutEngine
 from postforget_lmeval.cli import main as postforget_pair
 from postforget_lmeval.errors import PairingError
 from postforget_lmeval.metrics import OVERALL
-from postforget_lmeval.report import files
+from postforget_lmeval.report import files, many
 from postforget_lmeval.report.curve import (
     CURVE_COLUMNS,
+    _pairs,
     curve_figure,
+    curve_table,
     in_step_order,
     step_of,
     subtask_warnings,
@@ -157,6 +159,44 @@ def test_an_output_link_is_written_through_to_its_target(tmp_path: Path) -> None
     assert not (target / "curve.png").exists()  # the target holds the new set only
     assert (target / files.MARKER).is_file() and (target / "items.csv").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "step_0", "step_1", "target"]
+
+
+def test_curve_csv_holds_each_later_step_against_the_first_and_the_previous_run() -> None:
+    # the pairs' macro rows only; tag t marks the pair: value t + j/10 per column j, +0.01 for OVERALL
+    values = ["acc_before", "acc_after", "F_true", "F_true_std", "F_max", "BT_true", "BT_true_std", "BT_max"]
+    names = [f"{v}_mean" if not v.endswith("_std") else v for v in values]
+
+    def pair(tag: int) -> SimpleNamespace:
+        rows = [
+            {"average": average, "category": cat, "n_seeds": float(tag), "F_max_std": 9.0}
+            | {n: tag + j / 10 + (cat == OVERALL) / 100 + (average == "micro") for j, n in enumerate(names)}
+            for average, cat in (("macro", "Logic"), ("macro", OVERALL), ("micro", OVERALL))
+        ]
+        return SimpleNamespace(categories=pd.DataFrame(rows))
+
+    table = curve_table([0, 10, 20], [pair(1), pair(2)], [pair(1), pair(3)])
+    expected = pd.DataFrame(
+        [
+            {"step": step, "against": against, "category": cat}
+            | {v: tag + j / 10 + (cat == OVERALL) / 100 for j, v in enumerate(values)}
+            | {"n_seeds": tag}
+            for step, against, tag in ((10, "first", 1), (10, "previous", 1), (20, "first", 2), (20, "previous", 3))
+            for cat in ("Logic", OVERALL)
+        ],
+        columns=[
+            "step", "against", "category", "acc_before", "acc_after", "F_true", "F_true_std", "F_max",
+            "BT_true", "BT_true_std", "BT_max", "n_seeds",
+        ],
+    )  # fmt: skip
+    pd.testing.assert_frame_equal(table, expected)
+
+
+def test_each_later_run_is_taken_from_its_pair_with_the_first_and_with_the_previous() -> None:
+    dirs = ["runs/step_0", "runs/step_1", "runs/step_2", "runs/step_3"]
+    results = {spec.label: (spec.before[-1], spec.after[-1]) for spec in many.chain(dirs)}
+    first, previous = _pairs(dirs, results)
+    assert first == [("0", "1"), ("0", "2"), ("0", "3")]
+    assert previous == [("0", "1"), ("1", "2"), ("2", "3")]
 
 
 def test_the_figure_draws_curve_csv_against_the_first_run(tmp_path: Path) -> None:
