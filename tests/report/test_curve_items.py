@@ -267,6 +267,11 @@ def test_a_seed_of_the_first_run_no_later_run_has_is_named(tmp_path: Path) -> No
         runs.append(tmp_path / f"step_{step}")
         write_run(runs[-1], ours("arc_x", bits, k=4), seed=1)
     write_run(runs[0], ours("arc_x", "1100", k=4), seed=2, date="2025-01-01T00-00-00.000002")
-    curve, _ = write_curve(runs, tmp_path / "out", plot=False)
+    write_run(runs[0], ours("arc_x", "0110", k=4), seed=3, date="2025-01-01T00-00-00.000003")
+    curve, _ = write_curve(runs, tmp_path / "out", plot=False, hold=0)
     assert curve.steady.expected is None
-    assert any("seed(s) 2 are paired with no later run" in w for w in curve.warnings)
+    assert curve.warnings == [
+        "the first run's seed(s) 2, 3 are paired with no later run, so they give the steady losses no noise floor: "
+        "evaluate the later steps under them too"
+    ]
+    assert (curve.steady.steady, curve.steady.undetermined) == (2, 0)  # hold 0: lost at the last probe is steady

@@ -3,6 +3,7 @@ warnings ``chain`` gives, an output folder replaced whole as ``pair``'s is, and 
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 from pathlib import Path
@@ -16,6 +17,7 @@ from matplotlib.layout_engine import ConstrainedLayoutEngine
 from postforget_lmeval.cli import main as postforget_pair
 from postforget_lmeval.errors import PairingError
 from postforget_lmeval.metrics import OVERALL
+from postforget_lmeval.pairing.options import PairOptions
 from postforget_lmeval.report import files, many
 from postforget_lmeval.report.curve import (
     CURVE_COLUMNS,
@@ -132,11 +134,31 @@ def test_a_rerun_without_plot_leaves_no_stale_figure(tmp_path: Path) -> None:
 
 def test_the_library_removes_its_figure_from_a_shared_folder(tmp_path: Path) -> None:
     dirs = runs_at(tmp_path, {"step_0": "1111", "step_1": "1011"})
-    write_curve(dirs, tmp_path, plot=True)  # the training probes' layout: the report beside the runs
-    assert (tmp_path / "curve.png").is_file()
+    write_curve(dirs, tmp_path)  # the training probes' layout: the report beside the runs; drawn by default
+    png = (tmp_path / "curve.png").read_bytes()
+    assert base64.b64encode(png).decode("ascii") in (tmp_path / "curve.html").read_text(encoding="utf-8")
     write_curve(dirs, tmp_path, plot=False)
     assert not (tmp_path / "curve.png").exists()
+    assert "No figure (written with --no-plot)" in (tmp_path / "curve.html").read_text(encoding="utf-8")
     assert (tmp_path / "step_0").is_dir() and (tmp_path / "curve.csv").is_file()
+
+
+def test_the_options_and_the_overrides_reach_every_pair(tmp_path: Path) -> None:
+    dirs = runs_at(tmp_path, {"step_0": "0111", "step_1": "1011"})
+    for d in dirs:
+        write_run(d, ours("arc_y", "1100", k=4), model_dir="other")
+    fast = PairOptions(analyses=False)
+    only_x = PairOptions(exclude=("postforget_arc_y",), analyses=False)
+    for name, options, overrides in (("options", only_x, {}), ("overrides", fast, {"exclude": ("postforget_arc_y",)})):
+        curve, _ = write_curve(dirs, tmp_path / name, options=options, plot=False, **overrides)
+        assert set(curve.items["subtask"]) == {"arc_x"} and len(curve.items) == 4
+        assert set(curve.curve["acc_before"]) == {0.75}
+
+
+def test_a_negative_hold_is_refused_before_any_pairing(tmp_path: Path) -> None:
+    with pytest.raises(PairingError, match=r"^a steady loss is wrong over 0 or more later probes, not -1$"):
+        write_curve([tmp_path / "step_0", tmp_path / "step_1"], tmp_path / "out", hold=-1)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_folder_of_other_files_is_refused(tmp_path: Path, capsys) -> None:
