@@ -64,6 +64,22 @@ def test_a_name_without_a_step_is_refused_naming_the_folder_and_the_fix(tmp_path
     assert "step_0," not in str(e.value)
 
 
+def test_each_step_error_says_what_is_wrong_word_for_word() -> None:
+    with pytest.raises(PairingError) as e:
+        in_step_order(["runs/base", "runs/step_1", "runs/sft"])
+    assert str(e.value) == (
+        "cannot read a step from the name of runs/base, runs/sft: a run folder's name must end in step_<N> or "
+        "checkpoint-<N>, or be <N>, with N a whole number (step_0100, checkpoint-500, step_-1); otherwise give every "
+        "run's step in order with --steps (e.g. --steps 0,100,200)"
+    )
+    with pytest.raises(PairingError, match=r"^1 steps for 2 run directories: give one step per directory$"):
+        in_step_order(["runs/a", "runs/b"], [5])
+    with pytest.raises(
+        PairingError, match=r"^the steps must increase along the chain \(one run per step\), got 0, 5, 5$"
+    ):
+        in_step_order(["runs/a", "runs/b", "runs/c"], [0, 5, 5])
+
+
 def runs_at(tmp_path: Path, bits: dict[str, str], task: str = "arc_x") -> list[Path]:
     dirs = []
     for name, b in bits.items():
