@@ -247,7 +247,7 @@ def steady_losses(
         probes = items[list(names)].notna().sum(axis=1)
         for subtask, part in seeds.groupby("subtask", observed=True):
             wide = part.pivot_table(index=["doc_id", "replicate"], columns="seed_before", values="before")
-            fit = beta_fit(wide) if wide.shape[1] >= 2 else None
+            fit = beta_fit(wide)  # None unless an item has two seeds
             if fit is None:
                 continue
             counted = probes[items["subtask"] == subtask]
