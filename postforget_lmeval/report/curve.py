@@ -274,7 +274,7 @@ def first_step(first: Sequence[PairResult]) -> pd.DataFrame:
 
 def unused_seeds(first: Sequence[PairResult]) -> list[str]:
     """Seeds the first run logged that no pair of the chain used (they cannot give it a noise floor)."""
-    used = set(first_step(first)["seed_before"].astype(str))
+    used = set(first_step(first)["seed_before"])  # the same labels as seed matching's unmatched_before
     left = {s for r in first for plan in r.summary.get("seed_matching", {}).values() for s in plan["unmatched_before"]}
     return sorted(left - used)
 
