@@ -257,7 +257,7 @@ def steady_losses(
     return SteadyLosses(
         hold=hold,
         forgotten=int(lost.sum()),
-        came_back=int(items["came_back"][lost].fillna(False).sum()),
+        came_back=int(items["came_back"][lost].sum()),  # a loss at the last probe (missing) is not counted
         steady=int(items["steady_loss"].sum()),
         undetermined=int(items["undetermined"].sum()),
         expected=expected,
@@ -275,7 +275,7 @@ def first_step(first: Sequence[PairResult]) -> pd.DataFrame:
 def unused_seeds(first: Sequence[PairResult]) -> list[str]:
     """Seeds the first run logged that no pair of the chain used (they cannot give it a noise floor)."""
     used = set(first_step(first)["seed_before"])  # the same labels as seed matching's unmatched_before
-    left = {s for r in first for plan in r.summary.get("seed_matching", {}).values() for s in plan["unmatched_before"]}
+    left = {s for r in first for plan in r.summary["seed_matching"].values() for s in plan["unmatched_before"]}
     return sorted(left - used)
 
 
