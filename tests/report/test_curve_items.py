@@ -169,6 +169,8 @@ def test_beta_fit_by_moments_from_two_seeds() -> None:
     assert beta_fit(pd.DataFrame({"a": [1.0], "b": [np.nan]})) is None
     assert beta_fit(pd.DataFrame({"a": [1.0, 0.0], "b": [0.0, 1.0]})) == (0.5, 0.0)  # no spread seen: clipped
     assert beta_fit(pd.DataFrame({"a": [1.0, 1.0], "b": [1.0, 1.0]})) == (1.0, 1.0)  # always right: no spread
+    # three seeds: both-right shares 3*2/(3*2), 0, 0; spread (1/3 - 16/81) / (20/81) = 11/20
+    assert beta_fit(pd.DataFrame({"a": [1, 1, 0], "b": [1, 0, 0], "c": [1, 0, 0]})) == pytest.approx((4 / 9, 11 / 20))
     # an item right under its two seeds, one wrong under three: (1/2 - 0.4^2) / (0.4 * 0.6) = 1.42, clipped to 1
     assert beta_fit(pd.DataFrame({"a": [1.0, 0.0], "b": [1.0, 0.0], "c": [np.nan, 0.0]})) == (0.4, 1.0)
 
@@ -180,6 +182,8 @@ def test_the_steady_chance_under_no_change() -> None:
     assert steady_chance((0.5, 0.0), 3, 2) == 0.0  # too few probes to tell
     # beta(1, 1) (spread 1/3): E[p (1-p)^r] = 1 / ((r + 1)(r + 2))
     assert steady_chance((0.5, 1 / 3), 5, 1) == pytest.approx(1 / 12 + 1 / 20 + 1 / 30)
+    # beta(1, 2) (mean 1/3, spread 1/4): E[p (1-p)^r] = B(2, 2 + r) / B(1, 2) = 2 / ((r + 2)(r + 3))
+    assert steady_chance((1 / 3, 1 / 4), 4, 1) == pytest.approx(2 / 20 + 2 / 30)
 
 
 def test_the_expected_count_needs_two_seeds_at_the_first_step() -> None:
