@@ -178,7 +178,7 @@ def item_table(steps: Sequence[int], first: Sequence[PairResult], hold: int = ST
     start = pd.concat([_followed(r, "before", names[0]) for r in first]).drop_duplicates(ITEM_KEY)
     table = start
     for name, result in zip(names[1:], first):
-        table = table.merge(_followed(result, "after", name), on=ITEM_KEY, how="outer", validate="one_to_one")
+        table = table.merge(_followed(result, "after", name), on=ITEM_KEY, how="outer")  # each pair: one row per item
     columns: dict[str, list] = {c: [] for c in ("first_forgotten", "came_back", "flips", "first_gained")}
     steady, undetermined = [], []
     for row in table[names].to_numpy(dtype=float):
@@ -201,7 +201,7 @@ def item_table(steps: Sequence[int], first: Sequence[PairResult], hold: int = ST
     table["first_gained"] = pd.array(columns["first_gained"], dtype="Int64")
     table["steady_loss"] = steady
     table["undetermined"] = undetermined
-    return table.sort_values(["first_forgotten", *ITEM_KEY], na_position="last", ignore_index=True)
+    return table.sort_values(["first_forgotten", *ITEM_KEY], ignore_index=True)  # never forgotten (missing) last
 
 
 def beta_fit(seeds: pd.DataFrame) -> tuple[float, float] | None:

@@ -157,6 +157,9 @@ def test_the_item_table_whole_sorted_by_first_loss_with_its_types() -> None:
     assert table[summary[:4]].dtypes.astype(str).tolist() == ["Int64", "boolean", "int64", "Int64"]
     assert table["first_forgotten"].isna().all() and table["first_gained"].isna().all()
     assert not table["came_back"].any()
+    # every item lost at its last probe: came_back is missing throughout, still a boolean column
+    table = item_table(*chain_of({0: "10", 1: "10"}))
+    assert str(table["came_back"].dtype) == "boolean" and table["came_back"].isna().all()
 
 
 def test_beta_fit_by_moments_from_two_seeds() -> None:
