@@ -4,6 +4,7 @@ warnings ``chain`` gives, an output folder replaced whole as ``pair``'s is, and 
 from __future__ import annotations
 
 import base64
+import html
 import os
 import re
 from pathlib import Path
@@ -21,6 +22,7 @@ from postforget_lmeval.pairing.options import PairOptions
 from postforget_lmeval.report import files, many
 from postforget_lmeval.report.curve import (
     CURVE_COLUMNS,
+    SteadyLosses,
     _pairs,
     curve_figure,
     curve_table,
@@ -157,6 +159,27 @@ def test_the_library_removes_its_figure_from_a_shared_folder(tmp_path: Path) -> 
     assert not (tmp_path / "curve.png").exists()
     assert "No figure (written with --no-plot)" in (tmp_path / "curve.html").read_text(encoding="utf-8")
     assert (tmp_path / "step_0").is_dir() and (tmp_path / "curve.csv").is_file()
+
+
+def test_write_curve_returns_what_it_writes(tmp_path: Path) -> None:
+    dirs = runs_at(tmp_path, {"step_0": "110101", "step_10": "001101", "step_20": "010100"})
+    out = tmp_path / "out"
+    curve, written = write_curve(dirs, out, options=PairOptions(analyses=False), plot=False)
+    assert curve.steps == [0, 10, 20]
+    assert curve.chain == many.chain(list(map(str, dirs)))
+    assert set(curve.results) == {spec.label for spec in curve.chain}
+    assert (out / "curve.csv").read_text(encoding="utf-8") == curve.curve.to_csv(index=False)
+    assert (out / "items.csv").read_text(encoding="utf-8") == curve.items.to_csv(index=False)
+    # items 0 and 1 lost at step 10 (1 came back), 2 and 5 lost at the last step, nothing steady over 2 probes
+    assert curve.steady == SteadyLosses(
+        hold=2, forgotten=4, came_back=1, steady=0, undetermined=3, expected=None, floor_items=0, items=6
+    )
+    assert curve.warnings == []
+    page = (out / "curve.html").read_text(encoding="utf-8")
+    assert html.escape(curve.steady.sentence()) in page and "No figure (written with --no-plot)" in page
+    assert written[-3:] == [out / "curve.csv", out / "items.csv", out / "curve.html"]
+    assert set(written) == {p for p in out.rglob("*") if p.is_file() and p.name != files.MARKER}
+    assert not (out / "curve.png").exists()
 
 
 def test_the_options_and_the_overrides_reach_every_pair(tmp_path: Path) -> None:
