@@ -7,6 +7,8 @@ import base64
 import html
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -31,6 +33,7 @@ from postforget_lmeval.report.curve import (
     subtask_warnings,
     write_curve,
 )
+from tests.helpers import paths
 from tests.helpers.lmeval_runs import ours, write_run
 
 METRICS = ["F_true", "F_max", "BT_true", "BT_max"]
@@ -180,6 +183,24 @@ def test_write_curve_returns_what_it_writes(tmp_path: Path) -> None:
     assert written[-3:] == [out / "curve.csv", out / "items.csv", out / "curve.html"]
     assert set(written) == {p for p in out.rglob("*") if p.is_file() and p.name != files.MARKER}
     assert not (out / "curve.png").exists()
+
+
+CURVE_UNDER_ASCII_LOCALE = """
+import sys
+from postforget_lmeval.pairing.options import PairOptions
+from postforget_lmeval.report.curve import write_curve
+write_curve(sys.argv[1:3], sys.argv[3], options=PairOptions(analyses=False), plot=False)
+"""
+
+
+def test_curve_html_is_written_in_utf8_under_an_ascii_locale(tmp_path: Path) -> None:
+    dirs = runs_at(tmp_path, {"step_0": "1111", "step_1": "1011"})
+    out = tmp_path / "out"
+    env = paths.ascii_locale_env()
+    run = subprocess.run([sys.executable, "-c", CURVE_UNDER_ASCII_LOCALE, *dirs, out], env=env, capture_output=True)
+    assert run.returncode == 0, run.stderr.decode()
+    page = (out / "curve.html").read_bytes().decode("utf-8")
+    assert "Items forgotten at some step" in page and {c for c in page if ord(c) > 127}  # its own words, not ASCII
 
 
 def test_the_options_and_the_overrides_reach_every_pair(tmp_path: Path) -> None:
