@@ -157,6 +157,7 @@ def test_the_library_removes_its_figure_from_a_shared_folder(tmp_path: Path) -> 
     dirs = runs_at(tmp_path, {"step_0": "1111", "step_1": "1011"})
     write_curve(dirs, tmp_path)  # the training probes' layout: the report beside the runs; drawn by default
     png = (tmp_path / "curve.png").read_bytes()
+    assert [p.parent.name for p in (tmp_path / "chain").glob("*/forgetting.png")] == ["step1_step_1"]
     assert base64.b64encode(png).decode("ascii") in (tmp_path / "curve.html").read_text(encoding="utf-8")
     write_curve(dirs, tmp_path, plot=False)
     assert not (tmp_path / "curve.png").exists()
