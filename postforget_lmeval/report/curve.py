@@ -178,7 +178,7 @@ def item_table(steps: Sequence[int], first: Sequence[PairResult], hold: int = ST
     start = pd.concat([_followed(r, "before", names[0]) for r in first]).drop_duplicates(ITEM_KEY)
     table = start
     for name, result in zip(names[1:], first):
-        table = table.merge(_followed(result, "after", name), on=ITEM_KEY, how="outer", validate="one_to_one")
+        table = table.merge(_followed(result, "after", name), on=ITEM_KEY, how="outer")  # each pair: one row per item
     columns: dict[str, list] = {c: [] for c in ("first_forgotten", "came_back", "flips", "first_gained")}
     steady, undetermined = [], []
     for row in table[names].to_numpy(dtype=float):
@@ -201,7 +201,7 @@ def item_table(steps: Sequence[int], first: Sequence[PairResult], hold: int = ST
     table["first_gained"] = pd.array(columns["first_gained"], dtype="Int64")
     table["steady_loss"] = steady
     table["undetermined"] = undetermined
-    return table.sort_values(["first_forgotten", *ITEM_KEY], na_position="last", ignore_index=True)
+    return table.sort_values(["first_forgotten", *ITEM_KEY], ignore_index=True)  # never forgotten (missing) last
 
 
 def beta_fit(seeds: pd.DataFrame) -> tuple[float, float] | None:
@@ -247,7 +247,7 @@ def steady_losses(
         probes = items[list(names)].notna().sum(axis=1)
         for subtask, part in seeds.groupby("subtask", observed=True):
             wide = part.pivot_table(index=["doc_id", "replicate"], columns="seed_before", values="before")
-            fit = beta_fit(wide) if wide.shape[1] >= 2 else None
+            fit = beta_fit(wide)  # None unless an item has two seeds
             if fit is None:
                 continue
             counted = probes[items["subtask"] == subtask]
@@ -257,7 +257,7 @@ def steady_losses(
     return SteadyLosses(
         hold=hold,
         forgotten=int(lost.sum()),
-        came_back=int(items["came_back"][lost].fillna(False).sum()),
+        came_back=int(items["came_back"][lost].sum()),  # a loss at the last probe (missing) is not counted
         steady=int(items["steady_loss"].sum()),
         undetermined=int(items["undetermined"].sum()),
         expected=expected,
@@ -274,8 +274,8 @@ def first_step(first: Sequence[PairResult]) -> pd.DataFrame:
 
 def unused_seeds(first: Sequence[PairResult]) -> list[str]:
     """Seeds the first run logged that no pair of the chain used (they cannot give it a noise floor)."""
-    used = set(first_step(first)["seed_before"].astype(str))
-    left = {s for r in first for plan in r.summary.get("seed_matching", {}).values() for s in plan["unmatched_before"]}
+    used = set(first_step(first)["seed_before"])  # the same labels as seed matching's unmatched_before
+    left = {s for r in first for plan in r.summary["seed_matching"].values() for s in plan["unmatched_before"]}
     return sorted(left - used)
 
 
