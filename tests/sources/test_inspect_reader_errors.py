@@ -255,3 +255,34 @@ def test_a_log_missing_samples_says_how_many_of_those_planned_it_holds(tmp_path)
     assert [(p.kind, p.count) for p in read.problems] == [("malformed", 1), ("malformed", 1), ("incomplete", 1)]
     assert read.problems[2].message == "holds 5 of the 6 samples inspect_ai planned (status success)"
     assert read.rows.columns["doc_id"] == [3, 4, 5]
+
+
+def test_reading_an_item_back_gives_an_epoch_a_cut_short_run_lacks_an_empty_reply(tmp_path):
+    before = copy_side("before_eval", tmp_path / "before")
+    log = next(before.glob(ALGEBRA_LOG))
+    rewrite(log, {f"samples/aa-{i}.json": lambda _: None for i in ("2_epoch_1", "4_epoch_1", "4_epoch_2")})
+    item = SOURCE.load_item(str(log), 1)
+    assert item.responses == ["", "Let me think about each option in turn.\n\nANSWER: C"]
+    assert (item.question, item.options, item.gold) == (
+        "How many elements does the symmetric group S_3 have?",
+        ["3", "6", "9", "12"],
+        "B",
+    )
+    assert SOURCE.load_item(str(log), 0).doc == {"id": "aa-1", "metadata": {}}
+    with pytest.raises(IndexError) as e:
+        SOURCE.load_item(str(log), 3)
+    assert str(e.value) == f"no sample 'aa-4' in {log}"  # in sample_ids, in no epoch's member
+    for locator in (-1, 4):
+        with pytest.raises(IndexError) as e:
+            SOURCE.load_item(str(log), locator)
+        assert str(e.value) == f"no sample at position {locator} of {log}"
+
+
+def test_a_header_without_epochs_is_one_epoch(tmp_path):
+    """inspect_ai's EvalConfig allows ``epochs`` unset; the run then ran each sample once."""
+    before = copy_side("before_eval", tmp_path / "before")
+    log = next(before.glob(CAPITALS_LOG))
+    rewrite(log, {"header.json": edit_json(lambda d: d["eval"]["config"].update(epochs=None))})
+    run, read = _read(before)
+    assert (run.repeats, run.n_expected, read.rows.columns["replicate"], read.notes) == (1, 6, [0] * 6, [])
+    assert SOURCE.load_item(str(log), 5).responses == ["I am not sure which one it is."]

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -162,7 +164,8 @@ def test_load_item_reads_the_question_options_and_every_epoch():
     assert item.question == "How many elements does the symmetric group S_3 have?"
     assert item.options == ["3", "6", "9", "12"] and item.gold == "B" and item.doc_id == row["doc_id"]
     assert [r[-1] for r in item.responses] == ["B", "C"]  # epoch 1 right, epoch 2 wrong
-    assert "A) 3" in item.prompt
+    assert item.prompt.startswith("Answer the following multiple choice question.") and "A) 3" in item.prompt
+    assert item.doc == {"id": "aa-2", "metadata": {}}
 
 
 def test_show_prints_the_question_of_a_forgotten_item(tmp_path, capsys):
@@ -389,3 +392,42 @@ def test_samples_without_any_score_name_no_scorer(tmp_path):
     assert read.problems == [Problem(str(log), (
         "task synth_capitals has no multiple-choice scorer (one whose values are correct/incorrect; logged: none): "
         "score the task with inspect_ai's choice() (or another C/I scorer) to pair it"), "no_metric", 6)]  # fmt: skip
+
+
+def test_an_input_of_chat_messages_is_their_texts_line_by_line_in_the_hash_and_the_question(tmp_path):
+    """inspect_ai logs a sample made from messages with ``input`` as the list; its hash is the UTF-8 JSON."""
+    messages = [
+        {"role": "system", "content": "Réponds d'un mot."},
+        {"role": "user", "content": "Capitale de Broutregoth ?"},
+    ]
+    log, read = _capitals_read(shutil.copytree(FIXTURES / "before_eval", tmp_path / "b"),
+                               {"samples/1_epoch_1.json": lambda sample: sample.update(input=messages)})  # fmt: skip
+    question = "Réponds d'un mot.\nCapitale de Broutregoth ?"
+    item = json.dumps([question, ["Vell", "Sarn", "Ilo"], "A"], ensure_ascii=False).encode("utf-8")
+    assert read.rows.columns["doc_hash"][0] == hashlib.sha256(item).hexdigest()
+    assert SOURCE.load_item(str(log), 0).question == question
+
+
+def _replied(text: str, **fields) -> Callable[[dict], None]:
+    """A sample change: the model replied ``text``; ``fields`` of the sample set too."""
+
+    def change(sample: dict) -> None:
+        sample["output"]["completion"] = sample["output"]["choices"][0]["message"]["content"] = text
+        sample.update(fields)
+
+    return change
+
+
+def test_rescoring_reads_letters_where_the_target_is_several_and_keeps_the_logged_score_without_options(tmp_path):
+    log, read = _capitals_read(shutil.copytree(FIXTURES / "before_eval", tmp_path / "b"), {
+        "samples/1_epoch_1.json": _replied("ANSWER: A, C", target=["A", "C"]),  # gold AC: read as letters, right
+        "samples/2_epoch_1.json": _replied("ANSWER: A, C"),  # gold C: one letter expected, two given: no answer
+        "samples/5_epoch_1.json": _replied("ANSWER: B", choices=None),  # no options to rescore against
+    }, rescore="strict")  # fmt: skip
+    columns = read.rows.columns
+    assert columns["answer"] == ["AC", None, "B", "B", "B", None]
+    assert columns["status"] == ["answered", "no_answer", "answered", "answered", "answered", "no_answer"]
+    assert (columns["correct"], columns["correct_logged"]) == ([1, 0, 1, 0, 1, 0], [1, 1, 1, 0, 1, 0])
+    assert (columns["gold"][0], columns["k"][:4], math.isnan(columns["k"][4])) == ("AC", [3.0] * 4, True)
+    assert read.problems == [Problem(str(log), "1 sample(s) cannot be rescored (no choices, target or response "
+                                     "logged); their logged score is used", "not_rescored", 1)]  # fmt: skip
