@@ -286,3 +286,22 @@ def test_a_header_without_epochs_is_one_epoch(tmp_path):
     run, read = _read(before)
     assert (run.repeats, run.n_expected, read.rows.columns["replicate"], read.notes) == (1, 6, [0] * 6, [])
     assert SOURCE.load_item(str(log), 5).responses == ["I am not sure which one it is."]
+
+
+def test_a_sample_that_failed_before_the_model_replied_is_skipped_and_the_samples_after_it_read(tmp_path):
+    """inspect_ai logs a sample that errored before any reply with its error, no scores and an output without choices,
+    whose ``stop_reason`` raises IndexError: it once cut the read of the log there."""
+
+    def errored(sample: dict) -> None:
+        sample["output"].update(choices=[], completion="")
+        sample.update(scores=None, error={"message": "RuntimeError: the model server went away",
+                                          "traceback": "", "traceback_ansi": ""})  # fmt: skip
+
+    before = copy_side("before_eval", tmp_path / "before")
+    log = next(before.glob(CAPITALS_LOG))
+    rewrite(log, {"samples/3_epoch_1.json": edit_json(errored)})
+    _, read = _read(before)
+    assert read.problems == [Problem(str(log), "1 sample(s) without a correct/incorrect choice score skipped",
+                                     "non_binary", 1)]  # fmt: skip
+    assert read.rows.columns["doc_id"] == [1, 2, 4, 5, 6]
+    assert SOURCE.load_item(str(log), 2).responses == [""]
