@@ -305,3 +305,18 @@ def test_a_sample_that_failed_before_the_model_replied_is_skipped_and_the_sample
                                      "non_binary", 1)]  # fmt: skip
     assert read.rows.columns["doc_id"] == [1, 2, 4, 5, 6]
     assert SOURCE.load_item(str(log), 2).responses == [""]
+
+
+def test_a_sample_holding_an_event_of_a_newer_inspect_ai_is_read_and_read_back(tmp_path):
+    """Events are not read (pairing and ``show`` need none), so a kind the installed inspect_ai does not know, which
+    fails its own reader's validation, changes nothing."""
+
+    def newer_event(sample: dict) -> None:
+        sample["events"].append({"event": "event_of_a_newer_inspect_ai", "timestamp": sample["events"][0]["timestamp"]})
+
+    before = copy_side("before_eval", tmp_path / "before")
+    log = next(before.glob(CAPITALS_LOG))
+    rewrite(log, {"samples/1_epoch_1.json": edit_json(newer_event)})
+    _, read = _read(before)
+    assert (read.problems, read.rows.columns["doc_id"]) == ([], [1, 2, 3, 4, 5, 6])
+    assert SOURCE.load_item(str(log), 0).responses == ["Let me think about each option in turn.\n\nANSWER: A"]
