@@ -293,7 +293,8 @@ def test_a_sample_that_failed_before_the_model_replied_is_skipped_and_the_sample
     whose ``stop_reason`` raises IndexError: it once cut the read of the log there."""
 
     def errored(sample: dict) -> None:
-        sample["output"].update(choices=[], completion="")
+        sample["output"].update(choices=[], completion="")  # and, failing in its setup, no messages
+        sample["messages"] = []
         sample.update(scores=None, error={"message": "RuntimeError: the model server went away",
                                           "traceback": "", "traceback_ansi": ""})  # fmt: skip
 
@@ -304,7 +305,8 @@ def test_a_sample_that_failed_before_the_model_replied_is_skipped_and_the_sample
     assert read.problems == [Problem(str(log), "1 sample(s) without a correct/incorrect choice score skipped",
                                      "non_binary", 1)]  # fmt: skip
     assert read.rows.columns["doc_id"] == [1, 2, 4, 5, 6]
-    assert SOURCE.load_item(str(log), 2).responses == [""]
+    item = SOURCE.load_item(str(log), 2)
+    assert (item.responses, item.prompt, item.question) == ([""], None, "What is the capital of Oskelan?")
 
 
 def test_a_sample_holding_an_event_of_a_newer_inspect_ai_is_read_and_read_back(tmp_path):
