@@ -107,7 +107,8 @@ def _text(value: Any) -> str:
 
 
 def _gold(target: Any) -> str:
-    return "".join(target) if isinstance(target, list) else str(target)
+    """``sample.target`` (a string, or a list of strings: several right letters) as one string."""
+    return "".join(target)
 
 
 def _doc_hash(sample: Any) -> str:
