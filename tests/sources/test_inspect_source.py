@@ -44,27 +44,6 @@ CAPITALS, ALGEBRA = "synth_capitals", "mmlu_abstract_algebra"
 TRANSITIONS = {(CAPITALS, "0"): (2, 2, 2, 0), (ALGEBRA, "0"): (3, 2, 2, 1)}
 
 
-@pytest.mark.parametrize("folder", [*SIDES["before"], *SIDES["after"]])
-def test_finds_one_run_per_log_with_task_from_the_header_and_seed_where_the_run_set_it(folder):
-    assert detect(FIXTURES / folder).name == "inspect"
-    found = SOURCE.find_runs(FIXTURES / folder)
-    assert found.problems == []  # eval_set's logs.json, eval-set.json and .eval-set-id are not logs
-    runs = {r.task: r for r in found.task_runs}
-    assert sorted(runs) == ["mmlu_reasoning_letter:abstract_algebra_5_shots", CAPITALS]
-    source = "plan.config.seed" if folder.startswith("before") else "eval.model_generate_config.seed"
-    assert {(r.seed, r.seed_source) for r in runs.values()} == {(0, source)}  # seed 0 is a real seed
-    assert runs[CAPITALS].repeats == 1 and runs[CAPITALS].n_expected == 6
-    assert runs["mmlu_reasoning_letter:abstract_algebra_5_shots"].repeats == 2
-    assert runs["mmlu_reasoning_letter:abstract_algebra_5_shots"].n_expected == 8
-
-
-def test_lighteval_inspect_task_names_map_onto_the_catalog():
-    assert subtask_and_category("mmlu_reasoning_letter:abstract_algebra_5_shots") == (ALGEBRA, "Math")
-    assert subtask_and_category("bbh_reasoning_letter:causal_judgment") == ("bbh_causal_judgement", "Logic")
-    assert subtask_and_category(CAPITALS) == (CAPITALS, CAPITALS)
-    assert subtask_and_category("many_shots") == ("many_shots", "many_shots")
-
-
 def test_a_log_is_read_whole_into_its_task_run_rows_notes_and_info():
     """Every field of the task run a log's header gives and every column of its rows, one epoch and two."""
     found = SOURCE.find_runs(FIXTURES / "before_eval")
@@ -107,6 +86,27 @@ def test_a_log_is_read_whole_into_its_task_run_rows_notes_and_info():
         "by epoch"
     ]
     assert read_algebra.info == {"filter": "none", "metric": "choice", "lines": 8, "items": 4, "extractors": []}
+
+
+@pytest.mark.parametrize("folder", [*SIDES["before"], *SIDES["after"]])
+def test_finds_one_run_per_log_with_task_from_the_header_and_seed_where_the_run_set_it(folder):
+    assert detect(FIXTURES / folder).name == "inspect"
+    found = SOURCE.find_runs(FIXTURES / folder)
+    assert found.problems == []  # eval_set's logs.json, eval-set.json and .eval-set-id are not logs
+    runs = {r.task: r for r in found.task_runs}
+    assert sorted(runs) == ["mmlu_reasoning_letter:abstract_algebra_5_shots", CAPITALS]
+    source = "plan.config.seed" if folder.startswith("before") else "eval.model_generate_config.seed"
+    assert {(r.seed, r.seed_source) for r in runs.values()} == {(0, source)}  # seed 0 is a real seed
+    assert runs[CAPITALS].repeats == 1 and runs[CAPITALS].n_expected == 6
+    assert runs["mmlu_reasoning_letter:abstract_algebra_5_shots"].repeats == 2
+    assert runs["mmlu_reasoning_letter:abstract_algebra_5_shots"].n_expected == 8
+
+
+def test_lighteval_inspect_task_names_map_onto_the_catalog():
+    assert subtask_and_category("mmlu_reasoning_letter:abstract_algebra_5_shots") == (ALGEBRA, "Math")
+    assert subtask_and_category("bbh_reasoning_letter:causal_judgment") == ("bbh_causal_judgement", "Logic")
+    assert subtask_and_category(CAPITALS) == (CAPITALS, CAPITALS)
+    assert subtask_and_category("many_shots") == ("many_shots", "many_shots")
 
 
 @pytest.mark.parametrize("before", SIDES["before"])
