@@ -200,7 +200,7 @@ def test_a_header_without_sample_ids_or_results_gives_no_rows_and_says_why(tmp_p
     run, read = _read(before)
     assert (run.n_expected, run.metrics) == (None, ())
     assert read.rows.columns == {"doc_id": [], "doc_hash": [], "correct": [], "locator": []}
-    assert (read.rows.run, read.rows.file) == (run, str(log))
+    assert (read.request, read.rows.run, read.rows.file) == (ReadRequest(run, None, None), run, str(log))
     assert read.problems == [Problem(str(log), (
         "lists no sample_ids, so its samples cannot be found again; task synth_capitals skipped (reading the log with "
         "inspect_ai and writing it back adds them)"))]  # fmt: skip
