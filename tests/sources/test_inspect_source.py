@@ -431,3 +431,16 @@ def test_rescoring_reads_letters_where_the_target_is_several_and_keeps_the_logge
     assert (columns["gold"][0], columns["k"][:4], math.isnan(columns["k"][4])) == ("AC", [3.0] * 4, True)
     assert read.problems == [Problem(str(log), "1 sample(s) cannot be rescored (no choices, target or response "
                                      "logged); their logged score is used", "not_rescored", 1)]  # fmt: skip
+
+
+def test_a_task_with_several_graded_scorers_names_each_in_the_no_scorer_problem(tmp_path):
+    def graded(sample: dict) -> None:
+        choice = sample["scores"]["choice"]
+        sample["scores"] = {"overlap": dict(choice, value=0.5), "bleu": dict(choice, value=0.25)}
+
+    log, read = _capitals_read(shutil.copytree(FIXTURES / "before_eval", tmp_path / "b"),
+                               {f"samples/{i}_epoch_1.json": graded for i in range(1, 7)})  # fmt: skip
+    assert [p.message for p in read.problems] == [
+        "task synth_capitals has no multiple-choice scorer (one whose values are correct/incorrect; logged: bleu, "
+        "overlap): score the task with inspect_ai's choice() (or another C/I scorer) to pair it"
+    ]
