@@ -422,15 +422,20 @@ def test_rescoring_reads_letters_where_the_target_is_several_and_keeps_the_logge
     log, read = _capitals_read(shutil.copytree(FIXTURES / "before_eval", tmp_path / "b"), {
         "samples/1_epoch_1.json": _replied("ANSWER: A, C", target=["A", "C"]),  # gold AC: read as letters, right
         "samples/2_epoch_1.json": _replied("ANSWER: A, C"),  # gold C: one letter expected, two given: no answer
-        "samples/5_epoch_1.json": _replied("ANSWER: B", choices=None),  # no options to rescore against
+        "samples/4_epoch_1.json": _replied("ANSWER: B", choices=None),  # no options to rescore against
+        "samples/5_epoch_1.json": _replied("ANSWER: B", choices=None),
     }, rescore="strict")  # fmt: skip
     columns = read.rows.columns
     assert columns["answer"] == ["AC", None, "B", "B", "B", None]
     assert columns["status"] == ["answered", "no_answer", "answered", "answered", "answered", "no_answer"]
     assert (columns["correct"], columns["correct_logged"]) == ([1, 0, 1, 0, 1, 0], [1, 1, 1, 0, 1, 0])
-    assert (columns["gold"][0], columns["k"][:4], math.isnan(columns["k"][4])) == ("AC", [3.0] * 4, True)
-    assert read.problems == [Problem(str(log), "1 sample(s) cannot be rescored (no choices, target or response "
-                                     "logged); their logged score is used", "not_rescored", 1)]  # fmt: skip
+    assert (columns["gold"][0], columns["k"][:3], [math.isnan(k) for k in columns["k"][3:]]) == (
+        "AC",
+        [3.0] * 3,
+        [True, True, False],
+    )
+    assert read.problems == [Problem(str(log), "2 sample(s) cannot be rescored (no choices, target or response "
+                                     "logged); their logged score is used", "not_rescored", 2)]  # fmt: skip
 
 
 def test_a_task_with_several_graded_scorers_names_each_in_the_no_scorer_problem(tmp_path):
