@@ -107,7 +107,8 @@ def _text(value: Any) -> str:
 
 
 def _gold(target: Any) -> str:
-    return "".join(target) if isinstance(target, list) else str(target)
+    """``sample.target`` (a string, or a list of strings: several right letters) as one string."""
+    return "".join(target)
 
 
 def _doc_hash(sample: Any) -> str:
@@ -138,17 +139,18 @@ def _status(value: Any, answer: str | None, stop_reason: str | None) -> str:
 
 def _kept(sample: Any, policy: str | None) -> dict[str, Any]:
     """What pairing keeps of one sample: no reply text (rescored here when rescoring), so that memory does not
-    grow with the log's replies."""
+    grow with the log's replies. ``output`` is always there; a sample that failed before any reply has no choices,
+    where ``stop_reason`` raises."""
     from postforget_lmeval.scoring.rescoring import rescore
 
     choices, gold = list(sample.choices or []), _gold(sample.target)
-    completion = sample.output.completion if sample.output else ""
+    completion = sample.output.completion
     rescored = None
     if policy and choices and gold and completion:
         rescored = rescore(completion, choices, gold, "letters" if len(gold) > 1 else "letter", policy)
     return {
         "id": sample.id, "epoch": sample.epoch, "hash": _doc_hash(sample), "k": len(choices), "gold": gold,
-        "chars": float(len(completion)), "stop": sample.output.stop_reason if sample.output else None,
+        "chars": float(len(completion)), "stop": sample.output.stop_reason if sample.output.choices else None,
         "scores": {n: (sc.value, sc.answer or None) for n, sc in (sample.scores or {}).items()},
         "rescored": rescored,
     }  # fmt: skip
@@ -277,6 +279,6 @@ def loaded_item(path: str, locator: int) -> LoadedItem:
     prompt = next((m.text for m in first.messages if m.role == "user"), None)
     return LoadedItem(
         question=_text(first.input), options=list(first.choices or []), gold=_gold(first.target),
-        responses=[s.output.completion if s is not None and s.output else "" for s in epochs], prompt=prompt,
+        responses=[s.output.completion if s is not None else "" for s in epochs], prompt=prompt,
         doc={"id": first.id, "metadata": first.metadata}, doc_id=item_id(first.id),
     )  # fmt: skip

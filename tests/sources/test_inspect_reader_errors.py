@@ -15,6 +15,7 @@ import pytest
 
 from postforget_lmeval import pair
 from postforget_lmeval.pairing.results import PairingError
+from postforget_lmeval.sources import Problem, ReadRequest, RunRead, TaskRun
 from postforget_lmeval.sources._inspect import SOURCE
 from tests.helpers import paths
 from tests.sources.inspect_logs import (
@@ -31,6 +32,7 @@ from tests.sources.inspect_logs import (
 pytest.importorskip("inspect_ai.log", reason="the inspect extra is not installed")
 
 MEMBER = "samples/aa-1_epoch_1.json"
+ALGEBRA = "mmlu_reasoning_letter:abstract_algebra_5_shots"
 CHANGES = {
     "null score": (edit_json(lambda d: d["scores"].update(choice=None)),
                    "scores.choice: Input should be a valid dictionary or instance of Score"),
@@ -181,3 +183,142 @@ def test_a_json_log_with_a_byte_that_is_not_utf8_in_a_sample_is_read_up_to_it_wi
         "b'lexical error: invalid bytes in UTF8 string."
     )
     assert warning.endswith("); the rest of task synth_capitals is not read")
+
+
+def _read(folder: Path, task: str = "synth_capitals") -> tuple[TaskRun, RunRead]:
+    (run,) = [r for r in SOURCE.find_runs(folder).task_runs if r.task == task]
+    (read,) = SOURCE.read([ReadRequest(run, None, None)], 1, None)
+    return run, read
+
+
+def test_a_header_without_sample_ids_or_results_gives_no_rows_and_says_why(tmp_path):
+    """A log of an old inspect_ai lacks ``sample_ids``; one of a run still going has no ``results`` yet."""
+    before = copy_side("before_eval", tmp_path / "before")
+    log = next(before.glob(CAPITALS_LOG))
+    rewrite(log, {"header.json": edit_json(lambda d: (d["eval"]["dataset"].update(sample_ids=None),
+                                                      d.update(results=None)))})  # fmt: skip
+    run, read = _read(before)
+    assert (run.n_expected, run.metrics) == (None, ())
+    assert read.rows.columns == {"doc_id": [], "doc_hash": [], "correct": [], "locator": []}
+    assert (read.request, read.rows.run, read.rows.file) == (ReadRequest(run, None, None), run, str(log))
+    assert read.problems == [Problem(str(log), (
+        "lists no sample_ids, so its samples cannot be found again; task synth_capitals skipped (reading the log with "
+        "inspect_ai and writing it back adds them)"))]  # fmt: skip
+
+
+def test_unreadable_and_unlisted_samples_are_counted_and_the_first_three_named(tmp_path):
+    before = copy_side("before_eval", tmp_path / "before")
+    log = next(before.glob(ALGEBRA_LOG))
+    changes = {f"samples/aa-{i}_epoch_1.json": CHANGES["null score"][0] for i in (1, 2, 3, 4)}
+    for i in (1, 2, 3):
+        changes[f"samples/aa-{i}_epoch_2.json"] = edit_json(lambda d, i=i: d.update(id=f"zz-{i}"))
+    rewrite(log, changes)
+    _, read = _read(before, ALGEBRA)
+    cause = CHANGES["null score"][1]
+    assert read.problems == [
+        Problem(str(log), f"4 sample(s) of task {ALGEBRA} cannot be read and are skipped: samples/aa-1_epoch_1.json: "
+                f"{cause}; samples/aa-2_epoch_1.json: {cause}; samples/aa-3_epoch_1.json: {cause}; ... (1 more)",
+                "malformed", 4),
+        Problem(str(log), f"3 sample(s) of task {ALGEBRA} have an id that is not in the log's sample_ids, so they "
+                "cannot be found again; skipped: samples/aa-1_epoch_2.json (id 'zz-1'); samples/aa-2_epoch_2.json "
+                "(id 'zz-2'); samples/aa-3_epoch_2.json (id 'zz-3')", "malformed", 3),
+    ]  # fmt: skip
+    assert (read.rows.columns["locator"], read.rows.columns["replicate"], read.info["lines"]) == ([3], [1], 1)
+
+
+def test_a_json_log_cut_short_counts_the_samples_before_the_cut_and_the_ones_missing(tmp_path):
+    """Samples read, one unreadable, the rest past a byte that is not UTF-8: 5 of the 6 planned samples are held."""
+    before = copy_side("before_json", tmp_path / "before")
+    log = next(before.glob("*synth-capitals*.json"))
+    doc = json.loads(log.read_text())
+    doc["samples"][1]["scores"]["choice"] = None
+    log.write_bytes(byte_not_utf8_in_last_sample(json.dumps(doc, indent=2).encode()))
+    _, read = _read(before)
+    cut, unreadable, incomplete = read.problems
+    assert (cut.path, cut.kind, cut.count) == (str(log), "unreadable", 1)
+    assert cut.message.startswith(
+        "cannot be read past its first 5 sample(s) (ijson.common.IncompleteJSONError: b'lexical error: invalid bytes "
+    ) and cut.message.endswith("); the rest of task synth_capitals is not read")
+    assert unreadable == Problem(str(log), "1 sample(s) of task synth_capitals cannot be read and are skipped: "
+                                 f"samples[1]: {CHANGES['null score'][1]}", "malformed", 1)  # fmt: skip
+    assert incomplete == Problem(str(log), "holds 5 of the 6 samples inspect_ai planned (status success)", "incomplete")
+    assert read.rows.columns["doc_id"] == [1, 3, 4, 5]
+
+
+def test_a_log_missing_samples_says_how_many_of_those_planned_it_holds(tmp_path):
+    """Held counts the samples read, unreadable and unlisted alike: only the member left out is missing."""
+    before = copy_side("before_eval", tmp_path / "before")
+    log = next(before.glob(CAPITALS_LOG))
+    rewrite(log, {"samples/1_epoch_1.json": CHANGES["null score"][0], "samples/6_epoch_1.json": lambda _: None,
+                  "samples/2_epoch_1.json": edit_json(lambda d: d.update(id=99))})  # fmt: skip
+    _, read = _read(before)
+    assert [(p.kind, p.count) for p in read.problems] == [("malformed", 1), ("malformed", 1), ("incomplete", 1)]
+    assert read.problems[2].message == "holds 5 of the 6 samples inspect_ai planned (status success)"
+    assert read.rows.columns["doc_id"] == [3, 4, 5]
+
+
+def test_reading_an_item_back_gives_an_epoch_a_cut_short_run_lacks_an_empty_reply(tmp_path):
+    before = copy_side("before_eval", tmp_path / "before")
+    log = next(before.glob(ALGEBRA_LOG))
+    rewrite(log, {f"samples/aa-{i}.json": lambda _: None for i in ("2_epoch_1", "4_epoch_1", "4_epoch_2")})
+    item = SOURCE.load_item(str(log), 1)
+    assert item.responses == ["", "Let me think about each option in turn.\n\nANSWER: C"]
+    assert (item.question, item.options, item.gold) == (
+        "How many elements does the symmetric group S_3 have?",
+        ["3", "6", "9", "12"],
+        "B",
+    )
+    assert SOURCE.load_item(str(log), 0).doc == {"id": "aa-1", "metadata": {}}
+    with pytest.raises(IndexError) as e:
+        SOURCE.load_item(str(log), 3)
+    assert str(e.value) == f"no sample 'aa-4' in {log}"  # in sample_ids, in no epoch's member
+    for locator in (-1, 4):
+        with pytest.raises(IndexError) as e:
+            SOURCE.load_item(str(log), locator)
+        assert str(e.value) == f"no sample at position {locator} of {log}"
+
+
+def test_a_header_without_epochs_is_one_epoch(tmp_path):
+    """inspect_ai's EvalConfig allows ``epochs`` unset; the run then ran each sample once."""
+    before = copy_side("before_eval", tmp_path / "before")
+    log = next(before.glob(CAPITALS_LOG))
+    rewrite(log, {"header.json": edit_json(lambda d: d["eval"]["config"].update(epochs=None))})
+    run, read = _read(before)
+    assert (run.repeats, run.n_expected, read.rows.columns["replicate"], read.notes) == (1, 6, [0] * 6, [])
+    assert SOURCE.load_item(str(log), 5).responses == ["I am not sure which one it is."]
+
+
+def test_a_sample_that_failed_before_the_model_replied_is_skipped_and_the_samples_after_it_read(tmp_path):
+    """inspect_ai logs a sample that errored before any reply with its error, no scores and an output without choices,
+    whose ``stop_reason`` raises IndexError: it once cut the read of the log there."""
+
+    def errored(sample: dict) -> None:
+        sample["output"].update(choices=[], completion="")  # and, failing in its setup, no messages
+        sample["messages"] = []
+        sample.update(scores=None, error={"message": "RuntimeError: the model server went away",
+                                          "traceback": "", "traceback_ansi": ""})  # fmt: skip
+
+    before = copy_side("before_eval", tmp_path / "before")
+    log = next(before.glob(CAPITALS_LOG))
+    rewrite(log, {"samples/3_epoch_1.json": edit_json(errored)})
+    _, read = _read(before)
+    assert read.problems == [Problem(str(log), "1 sample(s) without a correct/incorrect choice score skipped",
+                                     "non_binary", 1)]  # fmt: skip
+    assert read.rows.columns["doc_id"] == [1, 2, 4, 5, 6]
+    item = SOURCE.load_item(str(log), 2)
+    assert (item.responses, item.prompt, item.question) == ([""], None, "What is the capital of Oskelan?")
+
+
+def test_a_sample_holding_an_event_of_a_newer_inspect_ai_is_read_and_read_back(tmp_path):
+    """Events are not read (pairing and ``show`` need none), so a kind the installed inspect_ai does not know, which
+    fails its own reader's validation, changes nothing."""
+
+    def newer_event(sample: dict) -> None:
+        sample["events"].append({"event": "event_of_a_newer_inspect_ai", "timestamp": sample["events"][0]["timestamp"]})
+
+    before = copy_side("before_eval", tmp_path / "before")
+    log = next(before.glob(CAPITALS_LOG))
+    rewrite(log, {"samples/1_epoch_1.json": edit_json(newer_event)})
+    _, read = _read(before)
+    assert (read.problems, read.rows.columns["doc_id"]) == ([], [1, 2, 3, 4, 5, 6])
+    assert SOURCE.load_item(str(log), 0).responses == ["Let me think about each option in turn.\n\nANSWER: A"]

@@ -9,9 +9,12 @@ with ``eval(seed=0)``, ``after_*`` with the model's ``GenerateConfig(seed=0)``; 
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +24,7 @@ import pytest
 from postforget_lmeval import pair
 from postforget_lmeval.pairing.results import PairingError
 from postforget_lmeval.report.files import write_outputs
-from postforget_lmeval.sources import ReadRequest, detect
+from postforget_lmeval.sources import Problem, ReadRequest, TaskRun, detect
 from postforget_lmeval.sources import item_id as doc_id
 from postforget_lmeval.sources._inspect import SOURCE
 from postforget_lmeval.sources._inspect_log import subtask_and_category
@@ -39,6 +42,50 @@ CAPITALS, ALGEBRA = "synth_capitals", "mmlu_abstract_algebra"
 # algebra   epoch 1 before C C I C, after I C C C; epoch 2 before C I I C, after C C I N: the two epochs are
 # replicates under seed 0 (2 1 1 0 and 1 1 1 1), counted together.
 TRANSITIONS = {(CAPITALS, "0"): (2, 2, 2, 0), (ALGEBRA, "0"): (3, 2, 2, 1)}
+
+
+def test_a_log_is_read_whole_into_its_task_run_rows_notes_and_info():
+    """Every field of the task run a log's header gives and every column of its rows, one epoch and two."""
+    found = SOURCE.find_runs(FIXTURES / "before_eval")
+    algebra, capitals = found.task_runs
+    for run, log in ((algebra, next((FIXTURES / "before_eval").glob("*abstract-algebra*.eval"))),
+                     (capitals, next((FIXTURES / "before_eval").glob("*synth-capitals*.eval")))):  # fmt: skip
+        epochs, ids = (2, 4) if run is algebra else (1, 6)
+        assert run == TaskRun(
+            task=run.task, results_path=log, date="2026-11-25T20:47:25+00:00", samples_path=log, seed=0,
+            seed_source="plan.config.seed", output_type="generate_until", filters=("none",), metrics=("choice",),
+            group=None, n_expected=ids * epochs, repeats=epochs, self_scored=True, max_gen_toks=None,
+            samples_bytes=log.stat().st_size, unusable=None,
+        )  # fmt: skip
+    requests = [ReadRequest(r, None, None) for r in (algebra, capitals)]
+    read_algebra, read_capitals = SOURCE.read(requests, 1, None)
+    assert [r.request for r in (read_algebra, read_capitals)] == requests
+    assert (read_capitals.rows.run, read_capitals.rows.file) == (capitals, str(capitals.samples_path))
+    assert read_capitals.rows.columns == {
+        "doc_id": [1, 2, 3, 4, 5, 6], "doc_hash": read_capitals.rows.columns["doc_hash"],
+        "replicate": [0] * 6, "correct": [1, 1, 1, 0, 1, 0], "k": [3.0] * 6,
+        "answer": ["A", "C", "B", "B", "B", None], "gold": ["A", "C", "B", "A", "B", "C"],
+        "status": ["answered"] * 5 + ["no_answer"], "locator": [0, 1, 2, 3, 4, 5],
+        "response_chars": [50.0] * 5 + [float(len("I am not sure which one it is."))],
+        "subtask": [CAPITALS] * 6, "category": [CAPITALS] * 6,
+    }  # fmt: skip
+    # an item's hash is its question, options and gold as UTF-8 JSON: the same item on either side and harness
+    item = json.dumps(["What is the capital of Broutregoth?", ["Vell", "Sarn", "Ilo"], "A"]).encode()
+    hashes = read_capitals.rows.columns["doc_hash"]
+    assert hashes[0] == hashlib.sha256(item).hexdigest() and len(set(hashes)) == 6
+    assert (read_capitals.problems, read_capitals.notes) == ([], [])
+    assert read_capitals.info == {"filter": "none", "metric": "choice", "lines": 6, "items": 6, "extractors": []}
+    columns = read_algebra.rows.columns
+    assert columns["doc_id"] == [doc_id(f"aa-{i}") for i in (1, 2, 3, 4)] * 2
+    assert columns["doc_hash"][:4] == columns["doc_hash"][4:] and len(set(columns["doc_hash"])) == 4
+    assert (columns["replicate"], columns["locator"]) == ([0] * 4 + [1] * 4, [0, 1, 2, 3] * 2)
+    assert (columns["correct"], columns["answer"]) == ([1, 1, 0, 1, 1, 0, 0, 1], [*"CBBBCCBB"])
+    assert (columns["gold"], columns["k"], columns["subtask"]) == ([*"CBAB"] * 2, [4.0] * 8, [ALGEBRA] * 8)
+    assert read_algebra.notes == [
+        "task mmlu_reasoning_letter:abstract_algebra_5_shots ran 2 epochs: each epoch is a replicate, paired epoch "
+        "by epoch"
+    ]
+    assert read_algebra.info == {"filter": "none", "metric": "choice", "lines": 8, "items": 4, "extractors": []}
 
 
 @pytest.mark.parametrize("folder", [*SIDES["before"], *SIDES["after"]])
@@ -117,7 +164,8 @@ def test_load_item_reads_the_question_options_and_every_epoch():
     assert item.question == "How many elements does the symmetric group S_3 have?"
     assert item.options == ["3", "6", "9", "12"] and item.gold == "B" and item.doc_id == row["doc_id"]
     assert [r[-1] for r in item.responses] == ["B", "C"]  # epoch 1 right, epoch 2 wrong
-    assert "A) 3" in item.prompt
+    assert item.prompt.startswith("Answer the following multiple choice question.") and "A) 3" in item.prompt
+    assert item.doc == {"id": "aa-2", "metadata": {}}
 
 
 def test_show_prints_the_question_of_a_forgotten_item(tmp_path, capsys):
@@ -180,6 +228,11 @@ def test_a_log_without_samples_is_an_error_naming_the_file_and_the_option(tmp_pa
         pair(FIXTURES / "bad" / "no_samples", FIXTURES / "after_eval")
     (log,) = (FIXTURES / "bad" / "no_samples").glob("*.eval")
     assert str(log) in str(e.value) and "--no-log-samples" in str(e.value)
+    (run,) = SOURCE.find_runs(FIXTURES / "bad" / "no_samples").task_runs
+    assert run.unusable == (
+        "holds no samples (the run was made with --no-log-samples / log_samples=False): re-run the task without it "
+        "to pair its items"
+    )
 
 
 def test_a_task_without_a_multiple_choice_scorer_is_an_error_naming_the_file_and_the_scorer():
@@ -188,9 +241,18 @@ def test_a_task_without_a_multiple_choice_scorer_is_an_error_naming_the_file_and
     (log,) = (FIXTURES / "bad" / "no_binary_scorer").glob("*.eval")
     assert str(log) in str(e.value) and "no multiple-choice scorer" in str(e.value) and "choice()" in str(e.value)
     assert "overlap" in str(e.value)  # the scorer it logged
+    (run,) = SOURCE.find_runs(FIXTURES / "bad" / "no_binary_scorer").task_runs
+    (read,) = SOURCE.read([ReadRequest(run, None, None)], 1, None)
+    assert read.problems == [Problem(str(log), (
+        "task synth_capitals has no multiple-choice scorer (one whose values are correct/incorrect; logged: overlap): "
+        "score the task with inspect_ai's choice() (or another C/I scorer) to pair it"), "no_metric", 6)]  # fmt: skip
+    assert len(read.rows) == 0 and read.info == {"filter": "none", "metric": None, "lines": 0, "items": 0,
+                                                 "extractors": []}  # fmt: skip
 
 
 def test_a_log_of_a_newer_format_version_is_reported_with_what_to_do(tmp_path):
+    import inspect_ai
+
     shutil.copytree(FIXTURES / "before_json", tmp_path / "before")
     newer = next((tmp_path / "before").glob("*synth-capitals*.json"))
     data = json.loads(newer.read_text(encoding="utf-8"))
@@ -198,15 +260,28 @@ def test_a_log_of_a_newer_format_version_is_reported_with_what_to_do(tmp_path):
     found = SOURCE.find_runs(tmp_path / "before")
     assert [r.task for r in found.task_runs] == ["mmlu_reasoning_letter:abstract_algebra_5_shots"]
     (problem,) = found.problems
-    assert problem["path"] == str(newer) and "version 99" in problem["problem"]
-    assert "upgrade it" in problem["problem"]
+    assert problem == {"path": str(newer), "problem": (
+        f"cannot be read by the installed inspect_ai {inspect_ai.__version__} (Unable to read version 99 of log "
+        "format.); the log was written by a newer inspect_ai: upgrade it (pip install -U inspect-ai)"
+    )}  # fmt: skip
 
 
 def test_without_inspect_ai_a_folder_of_logs_gets_the_extra_to_install(monkeypatch):
+    runs = SOURCE.find_runs(FIXTURES / "before_eval").task_runs
     monkeypatch.setitem(sys.modules, "inspect_ai", None)  # import inspect_ai now fails, as when not installed
     assert detect(FIXTURES / "before_eval").name == "inspect"  # recognised from the files' first bytes
     with pytest.raises(PairingError, match=r"postforget-lmeval\[inspect\]"):
         pair(FIXTURES / "before_eval", FIXTURES / "after_eval")
+    # finding the runs, reading one and showing an item: each names the log it could not read
+    for log, read in ((runs[0].samples_path, lambda: SOURCE.find_runs(FIXTURES / "before_eval")),
+                      (runs[1].samples_path, lambda: SOURCE.read([ReadRequest(runs[1], None, None)], 1, None)),
+                      (runs[1].samples_path, lambda: SOURCE.load_item(str(runs[1].samples_path), 0))):  # fmt: skip
+        with pytest.raises(PairingError) as e:
+            read()
+        assert str(e.value) == (
+            f"{log} is an inspect_ai evaluation log, but inspect_ai is not installed (import of inspect_ai halted; "
+            "None in sys.modules): pip install 'postforget-lmeval[inspect]'"
+        )
 
 
 def test_a_folder_is_inspect_only_where_a_file_opens_like_a_log_under_a_log_name(tmp_path):
@@ -266,3 +341,111 @@ def test_reading_tells_progress_the_bytes_read_after_each_log():
     SOURCE.read([ReadRequest(r, None, None) for r in runs], 1, lambda done, total: told.append((done, total)))
     first, total = runs[0].samples_bytes, sum(r.samples_bytes for r in runs)
     assert first > 0 and told == [(first, total), (total, total)]
+
+
+def _capitals_read(folder: Path, changes: dict, rescore: str | None = None):
+    """The capitals log of ``folder`` with its members changed (``inspect_logs.rewrite``), read."""
+    from tests.sources.inspect_logs import CAPITALS_LOG, edit_json, rewrite
+
+    log = next(folder.glob(CAPITALS_LOG))
+    rewrite(log, {member: edit_json(change) for member, change in changes.items()})
+    (run,) = [r for r in SOURCE.find_runs(folder).task_runs if r.task == CAPITALS]
+    (read,) = SOURCE.read([ReadRequest(run, None, None, rescore)], 1, None)
+    return log, read
+
+
+def _stopped_at_the_budget(sample: dict) -> None:
+    sample["output"]["choices"][0]["stop_reason"] = "max_tokens"
+
+
+def test_a_reply_cut_at_the_token_budget_without_an_answer_is_unfinished_unless_scored_no_answer(tmp_path):
+    def no_answer(sample: dict) -> None:  # what choice() logs for an empty reply
+        _stopped_at_the_budget(sample)
+        sample["scores"]["choice"].update(value="N", answer="")
+
+    _, read = _capitals_read(shutil.copytree(FIXTURES / "before_eval", tmp_path / "b"), {
+        "samples/4_epoch_1.json": _stopped_at_the_budget, "samples/5_epoch_1.json": no_answer,
+        "samples/6_epoch_1.json": _stopped_at_the_budget,
+    })  # fmt: skip
+    columns = read.rows.columns
+    assert columns["status"] == ["answered"] * 4 + ["no_answer", "unfinished"]
+    assert (columns["answer"], columns["correct"]) == (["A", "C", "B", "B", None, None], [1, 1, 1, 0, 0, 0])
+
+
+def test_samples_without_a_correct_incorrect_value_of_the_scorer_are_skipped_and_counted(tmp_path):
+    def several_values(sample: dict) -> None:
+        sample["scores"]["choice"]["value"] = ["C", "I"]
+
+    log, read = _capitals_read(shutil.copytree(FIXTURES / "before_eval", tmp_path / "b"), {
+        "samples/2_epoch_1.json": several_values, "samples/4_epoch_1.json": lambda sample: sample.update(scores=None),
+    })  # fmt: skip
+    assert read.problems == [Problem(str(log), "2 sample(s) without a correct/incorrect choice score skipped",
+                                     "non_binary", 2)]  # fmt: skip
+    assert (read.rows.columns["doc_id"], read.rows.columns["correct"]) == ([1, 3, 5, 6], [1, 1, 1, 0])
+
+
+def test_samples_without_any_score_name_no_scorer(tmp_path):
+    log, read = _capitals_read(
+        shutil.copytree(FIXTURES / "before_eval", tmp_path / "b"),
+        {f"samples/{i}_epoch_1.json": lambda s: s.update(scores=None) for i in range(1, 7)},
+    )
+    assert read.problems == [Problem(str(log), (
+        "task synth_capitals has no multiple-choice scorer (one whose values are correct/incorrect; logged: none): "
+        "score the task with inspect_ai's choice() (or another C/I scorer) to pair it"), "no_metric", 6)]  # fmt: skip
+
+
+def test_an_input_of_chat_messages_is_their_texts_line_by_line_in_the_hash_and_the_question(tmp_path):
+    """inspect_ai logs a sample made from messages with ``input`` as the list; its hash is the UTF-8 JSON."""
+    messages = [
+        {"role": "system", "content": "Réponds d'un mot."},
+        {"role": "user", "content": "Capitale de Broutregoth ?"},
+    ]
+    log, read = _capitals_read(shutil.copytree(FIXTURES / "before_eval", tmp_path / "b"),
+                               {"samples/1_epoch_1.json": lambda sample: sample.update(input=messages)})  # fmt: skip
+    question = "Réponds d'un mot.\nCapitale de Broutregoth ?"
+    item = json.dumps([question, ["Vell", "Sarn", "Ilo"], "A"], ensure_ascii=False).encode("utf-8")
+    assert read.rows.columns["doc_hash"][0] == hashlib.sha256(item).hexdigest()
+    assert SOURCE.load_item(str(log), 0).question == question
+
+
+def _replied(text: str, **fields) -> Callable[[dict], None]:
+    """A sample change: the model replied ``text``; ``fields`` of the sample set too."""
+
+    def change(sample: dict) -> None:
+        sample["output"]["completion"] = sample["output"]["choices"][0]["message"]["content"] = text
+        sample.update(fields)
+
+    return change
+
+
+def test_rescoring_reads_letters_where_the_target_is_several_and_keeps_the_logged_score_without_options(tmp_path):
+    log, read = _capitals_read(shutil.copytree(FIXTURES / "before_eval", tmp_path / "b"), {
+        "samples/1_epoch_1.json": _replied("ANSWER: A, C", target=["A", "C"]),  # gold AC: read as letters, right
+        "samples/2_epoch_1.json": _replied("ANSWER: A, C"),  # gold C: one letter expected, two given: no answer
+        "samples/4_epoch_1.json": _replied("ANSWER: B", choices=None),  # no options to rescore against
+        "samples/5_epoch_1.json": _replied("ANSWER: B", choices=None),
+    }, rescore="strict")  # fmt: skip
+    columns = read.rows.columns
+    assert columns["answer"] == ["AC", None, "B", "B", "B", None]
+    assert columns["status"] == ["answered", "no_answer", "answered", "answered", "answered", "no_answer"]
+    assert (columns["correct"], columns["correct_logged"]) == ([1, 0, 1, 0, 1, 0], [1, 1, 1, 0, 1, 0])
+    assert (columns["gold"][0], columns["k"][:3], [math.isnan(k) for k in columns["k"][3:]]) == (
+        "AC",
+        [3.0] * 3,
+        [True, True, False],
+    )
+    assert read.problems == [Problem(str(log), "2 sample(s) cannot be rescored (no choices, target or response "
+                                     "logged); their logged score is used", "not_rescored", 2)]  # fmt: skip
+
+
+def test_a_task_with_several_graded_scorers_names_each_in_the_no_scorer_problem(tmp_path):
+    def graded(sample: dict) -> None:
+        choice = sample["scores"]["choice"]
+        sample["scores"] = {"overlap": dict(choice, value=0.5), "bleu": dict(choice, value=0.25)}
+
+    log, read = _capitals_read(shutil.copytree(FIXTURES / "before_eval", tmp_path / "b"),
+                               {f"samples/{i}_epoch_1.json": graded for i in range(1, 7)})  # fmt: skip
+    assert [p.message for p in read.problems] == [
+        "task synth_capitals has no multiple-choice scorer (one whose values are correct/incorrect; logged: bleu, "
+        "overlap): score the task with inspect_ai's choice() (or another C/I scorer) to pair it"
+    ]
