@@ -8,16 +8,38 @@ from __future__ import annotations
 import json
 import logging
 import random
+import shutil
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
+import pandas as pd
 import pytest
 
+from postforget_lmeval.api import pair
 from postforget_lmeval.errors import PairingError
+from postforget_lmeval.metrics import OVERALL
 from postforget_lmeval.training import Probes
-from postforget_lmeval.training.probes import PROBE_GEN_TOKS, probe_budget
+from postforget_lmeval.training.probes import (
+    PROBE_GEN_TOKS,
+    Clock,
+    LoadedOnce,
+    Probe,
+    _cannot_run,
+    _is_main,
+    _logged,
+    _plain_copy,
+    _unwritten,
+    distributed,
+    lm_eval_seeds,
+    on_main,
+    probe_budget,
+    save_run,
+    sharded,
+)
 from tests.helpers.taskfixtures import write_overrides
 from tests.helpers.tinymodel import build_tiny_model
-from tests.training.words import task
+from tests.training.words import acc_lines, task
 
 GENERATIVE = "postforget_arc_challenge_base"  # a shipped task (3-shot chain of thought), on the fixture rows
 
@@ -215,3 +237,518 @@ def test_deepspeed_and_an_fsdp_model_the_callback_cannot_gather_are_refused_with
     assert "does not support DeepSpeed yet" in _refused(SimpleNamespace(is_deepspeed_enabled=True), model)
     fsdp1 = _refused(SimpleNamespace(is_fsdp_enabled=True), model)
     assert "is not the sharded one (FSDP1 wraps it): set fsdp_config={'fsdp_version': 2}" in fsdp1
+
+
+def test_a_probe_records_its_costs_to_the_millisecond() -> None:
+    assert Probe(3, Path("step_0003"), 1.23456, 0.5554, 2.0004, 0.0006).record() == {
+        "step": 3,
+        "seconds": 1.235,
+        "scoring_seconds": 0.555,
+        "cpu_seconds": 2.0,
+        "scoring_cpu_seconds": 0.001,
+    }
+    assert Probe(1, Path("step_0001"), 2.0).record() == {
+        "step": 1,
+        "seconds": 2.0,
+        "scoring_seconds": 0.0,
+        "cpu_seconds": 0.0,
+        "scoring_cpu_seconds": 0.0,
+    }
+
+
+def test_the_clock_adds_the_time_of_every_timed_call_one_that_raises_included() -> None:
+    def busy(seconds: float, *, fail: bool = False) -> float:
+        end = time.process_time() + seconds
+        while time.process_time() < end:
+            pass
+        if fail:
+            raise ValueError("lm-eval's error")
+        return 2 * seconds
+
+    clock = Clock()
+    timed = clock.timed(busy)
+    assert timed(0.05) == 0.1
+    with pytest.raises(ValueError, match="lm-eval's error"):
+        timed(0.05, fail=True)
+    wall, cpu = clock.read()
+    assert 0.1 <= cpu <= wall < 10
+    assert (wall, cpu) == (clock.wall, clock.cpu)
+
+
+def written_probes(out: Path, steps: list[int], **options) -> Probes:
+    """Probes that wrote ``steps`` into ``out`` (a folder and a manifest entry each), as a run that stopped."""
+    probes = resumed(out, **options)
+    for i, step in enumerate(steps):
+        directory = out / f"step_{step:04d}"
+        directory.mkdir(parents=True)
+        (directory / "results.json").write_text("{}", encoding="utf-8")
+        probes.done.append(Probe(step, directory, 1.5 + i, 0.5, 1.0, 0.25))
+    probes._record()
+    return probes
+
+
+def resumed(out: Path, **options) -> Probes:
+    probes = Probes(["probe_words"], out, **{"limit": 8, **options})
+    probes.gen_kwargs = {"max_gen_toks": 256}  # set by wrap, before the callback resumes
+    return probes
+
+
+def test_the_manifest_holds_the_settings_and_each_probes_costs(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    written_probes(out, [0, 4], evaluate_kwargs={"num_fewshot": 0, "gen_kwargs": "ignored"}, seed=7)
+    assert json.loads((out / "probes.json").read_text(encoding="utf-8")) == {
+        "settings": {
+            "tasks": ["probe_words"],
+            "limit": 8,
+            "samples": None,
+            "seed": 7,
+            "evaluate_kwargs": {"num_fewshot": 0, "gen_kwargs": {"max_gen_toks": 256}},
+        },
+        "probes": [
+            {"step": 0, "seconds": 1.5, "scoring_seconds": 0.5, "cpu_seconds": 1.0, "scoring_cpu_seconds": 0.25},
+            {"step": 4, "seconds": 2.5, "scoring_seconds": 0.5, "cpu_seconds": 1.0, "scoring_cpu_seconds": 0.25},
+        ],
+    }
+    assert (out / "probes.json").read_text(encoding="utf-8").startswith('{\n "settings": {\n  "tasks": [')
+    assert Probes(["a", "b"], out, samples={"a": [1, 2]}, evaluate_kwargs={"x": Path("p")})._settings() == {
+        "tasks": ["a", "b"],
+        "limit": None,
+        "samples": {"a": [1, 2]},
+        "seed": 1234,
+        "evaluate_kwargs": {"x": "p", "gen_kwargs": {}},
+    }
+
+
+def test_a_resumed_run_keeps_the_probes_up_to_its_step_and_removes_the_later_ones(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    written_probes(out, [0, 4, 8, 12])
+    probes = resumed(out)
+    assert probes.resume(8) is True
+    assert probes.done == [
+        Probe(0, out / "step_0000", 1.5, 0.5, 1.0, 0.25),
+        Probe(4, out / "step_0004", 2.5, 0.5, 1.0, 0.25),
+        Probe(8, out / "step_0008", 3.5, 0.5, 1.0, 0.25),
+    ]
+    assert sorted(p.name for p in out.iterdir()) == ["probes.json", "step_0000", "step_0004", "step_0008"]
+    record = json.loads((out / "probes.json").read_text(encoding="utf-8"))
+    assert [p["step"] for p in record["probes"]] == [0, 4, 8]
+    assert (out / "step_0004" / "results.json").is_file()  # kept whole
+    assert probes.made == []  # the folder was there
+
+
+def test_a_manifest_without_the_scoring_costs_resumes_with_zeros(tmp_path: Path) -> None:
+    """A manifest written before the costs were split into the scoring and the CPU seconds."""
+    out = tmp_path / "out"
+    written_probes(out, [0, 4])
+    manifest = out / "probes.json"
+    record = json.loads(manifest.read_text(encoding="utf-8"))
+    record["probes"] = [{"step": p["step"], "seconds": p["seconds"]} for p in record["probes"]]
+    manifest.write_text(json.dumps(record), encoding="utf-8")
+    probes = resumed(out)
+    assert probes.resume(5)
+    assert probes.done == [Probe(0, out / "step_0000", 1.5), Probe(4, out / "step_0004", 2.5)]
+
+
+def test_what_a_resume_refuses_is_named(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    written_probes(out, [4, 8])
+    other = resumed(out, limit=5)
+    with pytest.raises(PairingError) as caught:
+        other.resume(8)
+    settings = "{'tasks': ['probe_words'], 'limit': 8, 'samples': None, 'seed': 1234, 'evaluate_kwargs': {'gen_kwargs'"
+    assert str(caught.value) == (
+        f"the probes in {out} were made with other settings ({settings}: {{'max_gen_toks': 256}}}}}}) than this run's "
+        f"({settings.replace('8', '5')}: {{'max_gen_toks': 256}}}}}}): resume with the same tasks and options, or "
+        "give a new output_dir"
+    )
+    with pytest.raises(PairingError) as caught:
+        resumed(out).resume(3)
+    assert str(caught.value) == (
+        f"{out} holds no probe at or before step 3, where training resumes: give a new output_dir"
+    )
+    assert sorted(p.name for p in out.iterdir()) == ["probes.json", "step_0004", "step_0008"]
+    shutil.rmtree(out / "step_0004")
+    with pytest.raises(PairingError) as caught:
+        resumed(out).resume(9)
+    assert str(caught.value) == f"earlier probes listed in {out / 'probes.json'} are missing: {out / 'step_0004'}"
+
+
+def test_a_resume_into_a_folder_without_probes_checks_it_as_a_new_one(tmp_path: Path) -> None:
+    out = tmp_path / "new" / "out"
+    probes = resumed(out)
+    assert probes.resume(6) is False
+    assert out.is_dir() and list(out.iterdir()) == []
+    assert probes.made == [out, tmp_path / "new"]
+    (out / "notes.txt").write_text("the user's", encoding="utf-8")
+    with pytest.raises(PairingError, match="already exists and is not empty"):
+        resumed(out).resume(6)
+
+
+def test_the_folders_the_probes_made_are_listed_once_and_removed_when_empty(tmp_path: Path) -> None:
+    out = tmp_path / "a" / "b" / "out"
+    probes = Probes(["probe_words"], out)
+    probes._writable()
+    probes._writable()
+    assert probes.made == [out, tmp_path / "a" / "b", tmp_path / "a"]
+    (out / "step_0000").mkdir()
+    probes.done = [Probe(0, out / "step_0000", 1.0)]
+    probes._record()
+    (tmp_path / "a" / "notes.txt").write_text("the user's", encoding="utf-8")
+    probes._discard()
+    assert probes.done == []
+    assert [p.name for p in tmp_path.iterdir()] == ["a"]
+    assert [p.name for p in (tmp_path / "a").iterdir()] == ["notes.txt"]
+    probes._discard()  # nothing left of its own: nothing else goes
+
+
+def test_the_cost_line_splits_the_latest_probe_and_sums_them_all() -> None:
+    probes = Probes(["probe_words"], "out")
+    probes.done = [Probe(0, Path("step_0000"), 2.0, 1.0, 1.5, 0.5), Probe(4, Path("step_0004"), 3.4, 2.1, 2.6, 1.7)]
+    assert probes.cost(54.0) == (
+        "forgetting probe at step 4: 3.4 s (the model's scoring 2.1 s, everything else 1.3 s; CPU 1.7 of 2.6 s); "
+        "all 2 probes 5.4 s, 10% of the 54.0 s since training began"
+    )
+    assert probes.cost(0.0).endswith("all 2 probes 5.4 s, 540000000000% of the 0.0 s since training began")
+
+
+def test_the_first_probe_alone_logs_nothing_without_its_baseline_and_writes_no_curve() -> None:
+    probes = Probes(["probe_words"], "out")
+    assert probes.metrics() == {}
+    assert probes.finish() == []
+    probes.done = [Probe(0, Path("step_0000"), 2.0)]
+    assert probes.metrics() == {}
+    assert probes.finish() == []
+    probes.baseline = SimpleNamespace(categories=categories())
+    assert probes.metrics() == LOGGED
+
+
+def categories() -> pd.DataFrame:
+    """A pairing's categories table: macro rows per category and OVERALL, then a micro row (not logged)."""
+    return pd.DataFrame(
+        {
+            "category": ["science", OVERALL, OVERALL],
+            "average": ["macro", "macro", "micro"],
+            "F_true_mean": [0.125, 0.0625, 0.5],
+            "BT_true_mean": [0.25, -0.5, 0.5],
+            "acc_after_mean": [0.75, 0.375, 0.5],
+        }
+    )
+
+
+LOGGED = {
+    "forgetting/science/F_true_pct": 12.5,
+    "forgetting/science/BT_true_pct": 25.0,
+    "forgetting/science/accuracy_pct": 75.0,
+    "forgetting/overall/F_true_pct": 6.25,
+    "forgetting/overall/BT_true_pct": -50.0,
+    "forgetting/overall/accuracy_pct": 37.5,
+}
+
+
+def test_the_logged_figures_are_the_macro_rows_in_percent() -> None:
+    logged = _logged("forgetting_prev", SimpleNamespace(categories=categories()))
+    assert logged == {k.replace("forgetting/", "forgetting_prev/"): v for k, v in LOGGED.items()}
+    assert list(logged) == [k.replace("forgetting/", "forgetting_prev/") for k in LOGGED]
+
+
+def test_the_work_of_the_main_process_runs_where_there_is_no_process_group() -> None:
+    assert not distributed()
+    assert _is_main()
+    assert on_main(lambda: 5, "the curve") == 5
+    with pytest.raises(ValueError, match="no curve"):
+        on_main(lambda: (_ for _ in ()).throw(ValueError("no curve")), "the curve")
+
+
+def test_the_four_seeds_of_a_probe_are_the_one_seed() -> None:
+    assert lm_eval_seeds(7) == {
+        "random_seed": 7,
+        "numpy_random_seed": 7,
+        "torch_random_seed": 7,
+        "fewshot_random_seed": 7,
+    }
+
+
+def test_lm_evals_error_at_the_first_probe_names_the_tasks_the_cause_and_what_to_do() -> None:
+    lm = SimpleNamespace(max_length=2048)
+    too_long = AssertionError("the context is longer than the maximum sequence length (5000)")
+    assert _cannot_run(["a", "b"], too_long, lm) == (
+        "lm-eval cannot run the probe tasks a, b (AssertionError: the context is longer than the maximum sequence "
+        "length (5000)); the reply budget does not fit the model's 2048-token context: give "
+        "evaluate_kwargs={'gen_kwargs': {'max_gen_toks': N}} with N well below 2048"
+    )
+    other = (
+        "; check the task names, include_path, that each task's dataset can be loaded (from the Hugging Face Hub, or "
+        "a local copy named in a task YAML under include_path) and the options passed to simple_evaluate"
+    )
+    assert _cannot_run(["a"], AssertionError("no such task"), lm) == (
+        f"lm-eval cannot run the probe tasks a (AssertionError: no such task){other}"
+    )
+    assert _cannot_run(["a"], ValueError("maximum sequence length"), lm) == (
+        f"lm-eval cannot run the probe tasks a (ValueError: maximum sequence length){other}"
+    )
+
+
+def test_the_tasks_are_loaded_once_and_the_rest_is_the_task_managers() -> None:
+    class Manager:
+        all_tasks = ["probe_words"]
+
+        def __init__(self) -> None:
+            self.calls: list[list[str]] = []
+
+        def load(self, tasks: list[str]) -> dict:
+            self.calls.append(tasks)
+            return {"loaded": tasks}
+
+    manager = Manager()
+    once = LoadedOnce(manager)
+    first = once.load(("probe_words", "other"))
+    assert first == {"loaded": ["probe_words", "other"]}
+    assert once.load(["probe_words", "other"]) is first
+    assert once.load(["other"]) == {"loaded": ["other"]}
+    assert manager.calls == [["probe_words", "other"], ["other"]]
+    assert once.all_tasks == ["probe_words"]
+    with pytest.raises(AttributeError):
+        _ = once.missing
+
+
+def test_a_sharded_models_plain_copy_is_built_from_its_config_in_the_weights_dtype() -> None:
+    import torch
+    from transformers import GPT2Config
+
+    config = GPT2Config(vocab_size=16, n_positions=8, n_embd=8, n_layer=1, n_head=2)
+    copy = _plain_copy(
+        SimpleNamespace(config=config),
+        {"step": torch.zeros(1, dtype=torch.int64), "w": torch.zeros(2, dtype=torch.bfloat16)},
+    )
+    assert copy.dtype == torch.bfloat16 and not copy.training
+    assert copy.config.n_embd == 8
+    assert (
+        _plain_copy(SimpleNamespace(config=config), {"step": torch.zeros(1, dtype=torch.int64)}).dtype == torch.float32
+    )
+    with pytest.raises(PairingError) as caught:
+        _plain_copy(torch.nn.Linear(2, 2), {})
+    assert str(caught.value) == (
+        "the FSDP-sharded Linear has no config to build a plain copy from: the probes of a sharded model need a "
+        "transformers causal LM"
+    )
+
+
+def test_a_model_that_is_not_sharded_is_probed_as_it_is(tmp_path: Path) -> None:
+    import torch
+
+    model = torch.nn.Linear(2, 2)
+    assert not sharded(model)
+    assert Probes(["probe_words"], tmp_path).full(model) is model
+
+
+class Tracker:
+    """What save_run asks of lm-eval's EvaluationTracker: the results file and one sample log per task, under
+    ``date_id``; ``lines`` caps the sample lines written per task (a full disk), ``said`` is what it logs."""
+
+    def __init__(self, written: Path, date_id: str | None = "2026-11-29T01-00-00", lines: int = 99, said=()) -> None:
+        self.folder, self.date_id, self.lines, self.said = written / "model", date_id, lines, said
+
+    def save_results_aggregated(self, results: dict, samples: dict) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        log = logging.getLogger("lm_eval.loggers.evaluation_tracker")
+        for message in self.said:
+            log.info(message)
+        (self.folder / f"results_{self.date_id}.json").write_text(json.dumps(results), encoding="utf-8")
+
+    def save_results_samples(self, task_name: str, samples: list) -> None:
+        lines = "".join(json.dumps(s) + "\n" for s in samples[: self.lines])
+        (self.folder / f"samples_{task_name}_{self.date_id}.jsonl").write_text(lines, encoding="utf-8")
+
+
+def results_of(**counts: int) -> dict:
+    return {
+        "results": {task: {"acc,none": 0.5} for task in counts},
+        "configs": {task: {"output_type": "multiple_choice"} for task in counts},
+        "samples": {task: [{"doc_id": i} for i in range(n)] for task, n in counts.items()},
+    }
+
+
+def test_a_whole_run_is_saved_as_lm_eval_writes_it(tmp_path: Path) -> None:
+    results = results_of(a=3, b=2)
+    save_run(Tracker(tmp_path), results, tmp_path, tmp_path / "step_0004")
+    assert "samples" not in results
+    assert sorted(p.name for p in (tmp_path / "model").iterdir()) == [
+        "results_2026-11-29T01-00-00.json",
+        "samples_a_2026-11-29T01-00-00.jsonl",
+        "samples_b_2026-11-29T01-00-00.jsonl",
+    ]
+    saved = json.loads((tmp_path / "model" / "results_2026-11-29T01-00-00.json").read_text(encoding="utf-8"))
+    assert saved == {"results": results["results"], "configs": results["configs"]}
+    assert _unwritten(tmp_path, {"a": 3, "b": 2}, "2026-11-29T01-00-00") == []
+
+
+def test_a_run_saved_in_part_fails_naming_what_is_missing_and_what_lm_eval_said(tmp_path: Path) -> None:
+    probe = tmp_path / "out" / "step_0004"
+    said = ["Saving results aggregated", "Could not save sample results", "OSError(28, 'No space left on device')"]
+    with pytest.raises(PairingError) as caught:
+        save_run(Tracker(tmp_path, lines=2, said=said), results_of(a=3, b=2), tmp_path, probe)
+    assert str(caught.value) == (
+        f"the probe {probe} was not written whole (2 of the 3 sample lines of a; lm-eval: Could not save sample "
+        f"results; OSError(28, 'No space left on device')): check the free space and the permissions of "
+        f"{tmp_path / 'out'}; the half-written probe was removed"
+    )
+    assert logging.getLogger("lm_eval.loggers.evaluation_tracker").handlers == []
+    with pytest.raises(PairingError) as caught:
+        save_run(Tracker(tmp_path / "quiet", lines=0), results_of(a=1), tmp_path / "quiet", probe)
+    assert str(caught.value).startswith(f"the probe {probe} was not written whole (0 of the 1 sample lines of a): ")
+
+
+def test_what_is_missing_of_a_saved_run_is_counted_for_its_own_stamp(tmp_path: Path) -> None:
+    stamp = "2026-11-29T01-00-00"
+    folder = tmp_path / "model"
+    folder.mkdir()
+    assert _unwritten(tmp_path, {"a": 2}, stamp) == ["no results file", "0 of the 2 sample lines of a"]
+    (folder / f"results_{stamp}.json").write_text('{"results": {', encoding="utf-8")
+    (folder / f"samples_a_{stamp}.jsonl").write_text('{"doc_id": 0}\n{"doc_id": 1}\n', encoding="utf-8")
+    (folder / "samples_a_2026-11-28T09-00-00.jsonl").write_text('{"doc_id": 0}\n', encoding="utf-8")  # an earlier run
+    assert _unwritten(tmp_path, {"a": 2}, stamp) == [f"results_{stamp}.json is cut off"]
+    (folder / f"results_{stamp}.json").write_text("{}", encoding="utf-8")
+    assert _unwritten(tmp_path, {"a": 2, "b": 0}, stamp) == []
+    assert _unwritten(tmp_path, {"a": 1}, stamp) == ["2 of the 1 sample lines of a"]
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / f"results_{stamp}.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "other" / f"samples_a_{stamp}.jsonl").write_text('{"doc_id": 0}\n{"doc_id": 1}\n', encoding="utf-8")
+    assert _unwritten(tmp_path, {"a": 2}, stamp) == ["no results file", "0 of the 2 sample lines of a"]
+
+
+def test_a_tracker_that_saved_nothing_is_named_by_its_missing_stamp(tmp_path: Path) -> None:
+    with pytest.raises(PairingError) as caught:
+        save_run(Tracker(tmp_path / "none", date_id=None), results_of(a=1), tmp_path, tmp_path / "step_0000")
+    assert str(caught.value).startswith(
+        f"the probe {tmp_path / 'step_0000'} was not written whole (no results file; 0 of the 1 sample lines of a): "
+    )
+    assert (tmp_path / "none" / "model" / "results_None.json").is_file()  # written, but not under a stamp of the run
+
+
+@pytest.fixture(scope="module")
+def probed(tiny: tuple, tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
+    """Probes of a copy of the tiny model in training mode at steps 0, 2 and 4 on 8 items of the invented words,
+    its weights moved between them (as training would), with what each probe's metrics logged."""
+    import copy
+
+    import torch
+
+    model, tokenizer = copy.deepcopy(tiny[0]), tiny[1]
+    model.train()
+    tmp = tmp_path_factory.mktemp("probed")
+    probes = Probes(["probe_words"], tmp / "out", limit=8, include_path=task(tmp), batch_size=4)
+    probes.wrap(model, tokenizer)
+    probes.start(model, 0)
+    logs = {0: probes.metrics()}
+    for step in (2, 4):
+        with torch.no_grad():
+            moved = torch.Generator().manual_seed(step)
+            for p in model.parameters():
+                p.add_(torch.randn(p.shape, generator=moved))
+        probes.probe(model, step)
+        logs[step] = probes.metrics()
+    return SimpleNamespace(probes=probes, model=model, logs=logs, out=tmp / "out")
+
+
+def test_each_probe_is_a_whole_lm_eval_run_and_leaves_the_model_as_it_was(probed: SimpleNamespace) -> None:
+    out, probes = probed.out, probed.probes
+    assert sorted(p.name for p in out.iterdir()) == ["probes.json", "step_0000", "step_0002", "step_0004"]
+    for probe, step in zip(probes.done, (0, 2, 4), strict=True):
+        assert probe.step == step and probe.directory == out / f"step_{step:04d}"
+        (results,) = probe.directory.rglob("results_*.json")
+        config = json.loads(results.read_text(encoding="utf-8"))["config"]
+        assert config["model_args"] == {"pretrained": f"{probed.model.config._name_or_path}@step{step}"}
+        assert [config[f"{s}_seed"] for s in ("random", "numpy", "torch", "fewshot")] == [1234] * 4
+        assert config["limit"] == 8 and config["gen_kwargs"] == {"max_gen_toks": 256}
+        assert len(acc_lines(probe.directory)) == 8
+        assert probe.seconds > probe.scoring > 0 and probe.cpu > probe.scoring_cpu > 0
+    record = json.loads((out / "probes.json").read_text(encoding="utf-8"))
+    assert record["probes"] == [p.record() for p in probes.done]
+    assert probes.clock.read()[0] == pytest.approx(sum(p.scoring for p in probes.done))
+    assert probes.generative == []
+    assert probed.model.training and all(p.requires_grad for p in probed.model.parameters())
+    assert list(probes.tasks_loaded.loaded) == [("probe_words",)]
+    assert sorted(probes.environment) == ["env", "git"]
+
+
+def test_the_logged_figures_are_those_of_the_pairings_with_the_first_and_the_previous_probe(
+    probed: SimpleNamespace,
+) -> None:
+    out, logs = probed.out, probed.logs
+    first = acc_lines(out / "step_0000")
+    keys = [f"{c}/{m}_pct" for c in ("probe_words", "overall") for m in ("F_true", "BT_true", "accuracy")]
+    assert logs[0] == {
+        **{f"forgetting/{k}": 0.0 for k in keys},
+        "forgetting/probe_words/accuracy_pct": 100 * sum(first.values()) / 8,
+        "forgetting/overall/accuracy_pct": 100 * sum(first.values()) / 8,
+    }
+    assert logs[2] == _logged("forgetting", pair(out / "step_0000", out / "step_0002", analyses=False))
+    assert logs[4] == {
+        **_logged("forgetting", pair(out / "step_0000", out / "step_0004", analyses=False)),
+        **_logged("forgetting_prev", pair(out / "step_0002", out / "step_0004", analyses=False)),
+    }
+    for step in (2, 4):
+        now = acc_lines(out / f"step_{step:04d}")
+        assert logs[step]["forgetting/overall/accuracy_pct"] == pytest.approx(100 * sum(now.values()) / 8)
+    against = {k.split("/", 1)[1]: v for k, v in logs[4].items() if k.startswith("forgetting/")}
+    assert against != {k.split("/", 1)[1]: v for k, v in logs[4].items() if k.startswith("forgetting_prev/")}
+
+
+def test_a_step_probed_already_is_refused(probed: SimpleNamespace) -> None:
+    with pytest.raises(PairingError) as caught:
+        probed.probes.probe(probed.model, 2)
+    assert str(caught.value) == (
+        f"{probed.out / 'step_0002'} already exists: probes of one run go in a folder of their own"
+    )
+
+
+def test_the_reply_budget_is_chosen_for_the_context_the_backend_reads(tmp_path: Path, tiny: tuple) -> None:
+    model, tokenizer = tiny
+    model.train()
+    probes = Probes(["probe_words"], tmp_path, evaluate_kwargs={"gen_kwargs": "temperature=0"}, batch_size=3)
+    probes.wrap(model, tokenizer)
+    assert model.training
+    assert probes.lm.max_length == 4096 and probes.lm.batch_size == 3
+    assert probes.gen_kwargs == {"temperature": 0, "max_gen_toks": 256}
+    short = Probes(["probe_words"], tmp_path, hflm_kwargs={"max_length": 512})
+    short.wrap(model, tokenizer)
+    assert short.lm.max_length == 512
+    assert short.gen_kwargs == {"max_gen_toks": 128}
+    assert short.budget_note == probe_budget(None, 512)[1]
+
+
+def test_options_lm_eval_refuses_stop_the_first_probe_with_what_to_do(tmp_path: Path, tiny: tuple) -> None:
+    model, tokenizer = tiny
+    out = tmp_path / "out"
+    probes = Probes(["probe_words"], out, include_path=task(tmp_path), evaluate_kwargs={"no_such_option": 1})
+    probes.wrap(model, tokenizer)
+    with pytest.raises(PairingError) as caught:
+        probes.start(model, 0)
+    assert str(caught.value).startswith("lm-eval cannot run the probe tasks probe_words (TypeError: ")
+    assert "no_such_option" in str(caught.value)
+    assert str(caught.value).endswith("and the options passed to simple_evaluate")
+    assert not out.exists() and probes.done == []
+
+
+def test_a_task_without_per_item_correctness_is_refused_at_the_first_probe(tmp_path: Path, tiny: tuple) -> None:
+    model, tokenizer = tiny
+    out = tmp_path / "out"
+    include = task(tmp_path, metric="word_perplexity", output_type="loglikelihood_rolling")
+    probes = Probes(["probe_words_ppl"], out, include_path=include, limit=2)
+    probes.wrap(model, tokenizer)
+    with pytest.raises(PairingError) as caught:
+        probes.start(model, 0)
+    assert str(caught.value).startswith(
+        "the probe tasks probe_words_ppl cannot be paired (a probe task must log a per-item correctness such as acc "
+        "or exact_match in its samples): "
+    )
+    assert not out.exists() and probes.done == [] and probes.baseline is None
+
+
+def test_the_curve_of_the_probes_is_written_beside_them(probed: SimpleNamespace) -> None:
+    written = probed.probes.finish(plot=False)
+    out = probed.out
+    assert out / "items.csv" in written and all(p.is_relative_to(out) for p in written)
+    items = pd.read_csv(out / "items.csv")
+    assert [c for c in items.columns if c.isdigit()] == ["0", "2", "4"]
+    assert len(items) == 8
