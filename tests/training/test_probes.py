@@ -5,6 +5,7 @@ generators after a probe. The tests marked slow run lm-eval on a tiny GPT-2."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import random
@@ -628,26 +629,44 @@ def test_a_tracker_that_saved_nothing_is_named_by_its_missing_stamp(tmp_path: Pa
 @pytest.fixture(scope="module")
 def probed(tiny: tuple, tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     """Probes of a copy of the tiny model in training mode at steps 0, 2 and 4 on 8 items of the invented words,
-    its weights moved between them (as training would), with what each probe's metrics logged."""
+    its weights moved between them (as training would), with what each probe's metrics logged, what the probe cost
+    before its pairing was added, and what the first probe printed. At step 4 the model's config names no path."""
     import copy
+    import io
 
     import torch
 
     model, tokenizer = copy.deepcopy(tiny[0]), tiny[1]
     model.train()
+    path = model.config._name_or_path
     tmp = tmp_path_factory.mktemp("probed")
-    probes = Probes(["probe_words"], tmp / "out", limit=8, include_path=task(tmp), batch_size=4)
+    probes = Probes(
+        ["probe_words"], tmp / "out", limit=8, include_path=task(tmp), batch_size=4, metadata={"probe_note": 3}
+    )
     probes.wrap(model, tokenizer)
-    probes.start(model, 0)
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        probes.start(model, 0)
+    unpaired = {0: (probes.done[-1].seconds, probes.done[-1].cpu)}
     logs = {0: probes.metrics()}
     for step in (2, 4):
         with torch.no_grad():
             moved = torch.Generator().manual_seed(step)
             for p in model.parameters():
                 p.add_(torch.randn(p.shape, generator=moved))
+        if step == 4:
+            model.config._name_or_path = ""  # a model built from a config
         probes.probe(model, step)
+        unpaired[step] = (probes.done[-1].seconds, probes.done[-1].cpu)
         logs[step] = probes.metrics()
-    return SimpleNamespace(probes=probes, model=model, logs=logs, out=tmp / "out")
+    return SimpleNamespace(
+        probes=probes,
+        model=model,
+        logs=logs,
+        out=tmp / "out",
+        unpaired=unpaired,
+        printed=printed.getvalue(),
+        path=path,
+    )
 
 
 def test_each_probe_is_a_whole_lm_eval_run_and_leaves_the_model_as_it_was(probed: SimpleNamespace) -> None:
@@ -657,14 +676,24 @@ def test_each_probe_is_a_whole_lm_eval_run_and_leaves_the_model_as_it_was(probed
         assert probe.step == step and probe.directory == out / f"step_{step:04d}"
         (results,) = probe.directory.rglob("results_*.json")
         config = json.loads(results.read_text(encoding="utf-8"))["config"]
-        assert config["model_args"] == {"pretrained": f"{probed.model.config._name_or_path}@step{step}"}
+        name = "GPT2LMHeadModel" if step == 4 else probed.path
+        assert config["model_args"] == {"pretrained": f"{name}@step{step}"}
+        assert json.loads(results.read_text(encoding="utf-8"))["configs"]["probe_words"]["metadata"]["probe_note"] == 3
         assert [config[f"{s}_seed"] for s in ("random", "numpy", "torch", "fewshot")] == [1234] * 4
         assert config["limit"] == 8 and config["gen_kwargs"] == {"max_gen_toks": 256}
         assert len(acc_lines(probe.directory)) == 8
-        assert probe.seconds > probe.scoring > 0 and probe.cpu > probe.scoring_cpu > 0
+        assert 60 > probe.seconds > probe.scoring > 0 and probe.cpu > probe.scoring_cpu > 0
+        seconds, cpu = probed.unpaired[step]
+        if step == 0:  # its figures are those of the check before the first step: no pairing added
+            assert (seconds, cpu) == (probe.seconds, probe.cpu)
+        else:  # the probe's cost includes its pairings
+            assert probe.seconds - 60 < seconds < probe.seconds and probe.cpu - 60 < cpu < probe.cpu
     record = json.loads((out / "probes.json").read_text(encoding="utf-8"))
     assert record["probes"] == [p.record() for p in probes.done]
-    assert probes.clock.read()[0] == pytest.approx(sum(p.scoring for p in probes.done))
+    assert probes.clock.read() == pytest.approx(
+        (sum(p.scoring for p in probes.done), sum(p.scoring_cpu for p in probes.done))
+    )
+    assert probed.printed == ""  # no reply budget to announce for a log-likelihood task
     assert probes.generative == []
     assert probed.model.training and all(p.requires_grad for p in probed.model.parameters())
     assert list(probes.tasks_loaded.loaded) == [("probe_words",)]
@@ -730,6 +759,13 @@ def test_options_lm_eval_refuses_stop_the_first_probe_with_what_to_do(tmp_path: 
     assert not out.exists() and probes.done == []
 
 
+LEFT_OUT = (
+    "task probe_words_ppl left out: no per-sample binary metric (acc/exact_match); it logs word_perplexity: pass "
+    "--metric"
+)
+"""What the pairing says of a task that logs no per-item correctness."""
+
+
 def test_a_task_without_per_item_correctness_is_refused_at_the_first_probe(tmp_path: Path, tiny: tuple) -> None:
     model, tokenizer = tiny
     out = tmp_path / "out"
@@ -738,9 +774,9 @@ def test_a_task_without_per_item_correctness_is_refused_at_the_first_probe(tmp_p
     probes.wrap(model, tokenizer)
     with pytest.raises(PairingError) as caught:
         probes.start(model, 0)
-    assert str(caught.value).startswith(
+    assert str(caught.value) == (
         "the probe tasks probe_words_ppl cannot be paired (a probe task must log a per-item correctness such as acc "
-        "or exact_match in its samples): "
+        f"or exact_match in its samples): no usable samples on the before side: before: {LEFT_OUT}"
     )
     assert not out.exists() and probes.done == [] and probes.baseline is None
 
@@ -752,3 +788,68 @@ def test_the_curve_of_the_probes_is_written_beside_them(probed: SimpleNamespace)
     items = pd.read_csv(out / "items.csv")
     assert [c for c in items.columns if c.isdigit()] == ["0", "2", "4"]
     assert len(items) == 8
+
+
+def test_a_probe_written_in_part_is_removed_and_named(probed: SimpleNamespace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The disk fills while lm-eval writes the sample lines (lm-eval only logs it): the probe stops naming its
+    folder, nothing of it is left, and the probes before it stand."""
+    import lm_eval.loggers.evaluation_tracker as tracker
+
+    sanitize, calls = tracker.sanitize_list, []
+
+    def full_disk(value):
+        calls.append(value)
+        if len(calls) > 4:  # two sample lines are written, then the disk is full
+            raise OSError(28, "No space left on device")
+        return sanitize(value)
+
+    monkeypatch.setattr(tracker, "sanitize_list", full_disk)
+    with pytest.raises(PairingError) as caught:
+        probed.probes.probe(probed.model, 6)
+    assert str(caught.value).startswith(
+        f"the probe {probed.out / 'step_0006'} was not written whole (2 of the 8 sample lines of probe_words; "
+    )
+    assert sorted(p.name for p in probed.out.iterdir() if p.name.startswith((".", "step_"))) == [
+        "step_0000",
+        "step_0002",
+        "step_0004",
+    ]
+    assert [p.step for p in probed.probes.done] == [0, 2, 4]
+
+
+def test_a_generative_probe_says_the_reply_budget_it_chose(
+    tmp_path: Path, tiny: tuple, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model, tokenizer = tiny
+    include = task(tmp_path, "exact_match", "generate_until")
+    probes = Probes(
+        ["probe_words_gen"], tmp_path / "out", include_path=include, limit=1, hflm_kwargs={"max_length": 64}
+    )
+    probes.wrap(model, tokenizer)
+    capsys.readouterr()
+    probes.start(model, 0)
+    assert probes.generative == ["probe_words_gen"]
+    assert capsys.readouterr().out == f"forgetting probes: probe_words_gen {probe_budget(None, 64)[1]}\n"
+
+
+def test_a_probe_task_the_pairing_leaves_out_is_refused_beside_one_it_pairs(tmp_path: Path, tiny: tuple) -> None:
+    model, tokenizer = tiny
+    task(tmp_path, metric="word_perplexity", output_type="loglikelihood_rolling")
+    out = tmp_path / "out"
+    probes = Probes(["probe_words", "probe_words_ppl"], out, include_path=task(tmp_path), limit=2)
+    probes.wrap(model, tokenizer)
+    with pytest.raises(PairingError) as caught:
+        probes.start(model, 0)
+    left = LEFT_OUT
+    assert str(caught.value) == (
+        "the probe tasks probe_words, probe_words_ppl cannot be paired (a probe task must log a per-item correctness "
+        f"such as acc or exact_match in its samples): before: {left}; after: {left}"
+    )
+    assert not out.exists()
+
+
+def test_the_chosen_samples_are_probed(tmp_path: Path, tiny: tuple) -> None:
+    model, tokenizer = tiny
+    probes = Probes(["probe_words"], tmp_path / "out", include_path=task(tmp_path), samples={"probe_words": [1, 5]})
+    probes.wrap(model, tokenizer)
+    assert sorted(acc_lines(probes.probe(model, 0))) == [1, 5]
