@@ -11,6 +11,7 @@ import logging
 import random
 import shutil
 import time
+import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -73,8 +74,12 @@ def test_an_output_folder_that_holds_anything_is_refused(tmp_path: Path) -> None
     assert list((tmp_path / "new").iterdir()) == []  # made, checked writable, left empty
     Probes(["probe"], tmp_path / "new").check_output_dir()  # empty
     (tmp_path / "new" / "step_0000").mkdir()
-    with pytest.raises(PairingError, match=f"{tmp_path / 'new'} already exists and is not empty"):
+    with pytest.raises(PairingError) as caught:
         Probes(["probe"], tmp_path / "new").check_output_dir()
+    assert str(caught.value) == (
+        f"{tmp_path / 'new'} already exists and is not empty (probes of another run would be paired with this run's): "
+        "give the callback an output_dir of its own, or remove that folder"
+    )
 
 
 def test_an_output_folder_that_cannot_be_made_is_named(tmp_path: Path) -> None:
@@ -241,11 +246,11 @@ def test_deepspeed_and_an_fsdp_model_the_callback_cannot_gather_are_refused_with
 
 
 def test_a_probe_records_its_costs_to_the_millisecond() -> None:
-    assert Probe(3, Path("step_0003"), 1.23456, 0.5554, 2.0004, 0.0006).record() == {
+    assert Probe(3, Path("step_0003"), 1.23456, 0.5554, 2.4004, 0.0006).record() == {
         "step": 3,
         "seconds": 1.235,
         "scoring_seconds": 0.555,
-        "cpu_seconds": 2.0,
+        "cpu_seconds": 2.4,
         "scoring_cpu_seconds": 0.001,
     }
     assert Probe(1, Path("step_0001"), 2.0).record() == {
@@ -268,11 +273,11 @@ def test_the_clock_adds_the_time_of_every_timed_call_one_that_raises_included() 
 
     clock = Clock()
     timed = clock.timed(busy)
-    assert timed(0.05) == 0.1
+    assert timed(0.2) == 0.4
     with pytest.raises(ValueError, match="lm-eval's error"):
-        timed(0.05, fail=True)
+        timed(0.0, fail=True)  # the last call takes next to no time: the clock holds both calls
     wall, cpu = clock.read()
-    assert 0.1 <= cpu <= wall < 10
+    assert 0.2 <= cpu <= wall < 10
     assert (wall, cpu) == (clock.wall, clock.cpu)
 
 
@@ -853,3 +858,95 @@ def test_the_chosen_samples_are_probed(tmp_path: Path, tiny: tuple) -> None:
     probes = Probes(["probe_words"], tmp_path / "out", include_path=task(tmp_path), samples={"probe_words": [1, 5]})
     probes.wrap(model, tokenizer)
     assert sorted(acc_lines(probes.probe(model, 0))) == [1, 5]
+
+
+class Ranks:
+    """torch.distributed as one rank of a process group sees it: ``broadcast_object_list`` records what the main
+    process sends and hands the other ranks ``sent`` (what the main process sent them)."""
+
+    def __init__(self, rank: int, world: int, initialized: bool = True, sent: str | None = None) -> None:
+        self.rank, self.world, self.initialized, self.sent = rank, world, initialized, sent
+        self.broadcast: list = []
+
+    def patch(self, monkeypatch: pytest.MonkeyPatch) -> Ranks:
+        import torch.distributed as dist
+
+        monkeypatch.setattr(dist, "is_available", lambda: True)
+        monkeypatch.setattr(dist, "is_initialized", lambda: self.initialized)
+        monkeypatch.setattr(dist, "get_world_size", self.world_size)
+        monkeypatch.setattr(dist, "get_rank", lambda: self.rank)
+        monkeypatch.setattr(dist, "broadcast_object_list", self.broadcast_object_list)
+        return self
+
+    def world_size(self) -> int:
+        assert self.initialized, "Default process group has not been initialized"
+        return self.world
+
+    def broadcast_object_list(self, objects: list, src: int) -> None:
+        self.broadcast.append((list(objects), src))
+        if self.rank != src:
+            objects[0] = self.sent
+
+
+def test_the_main_process_does_the_work_and_tells_the_other_ranks_how_it_went(monkeypatch: pytest.MonkeyPatch) -> None:
+    def fails() -> None:
+        raise ValueError("no curve")
+
+    main = Ranks(0, 2).patch(monkeypatch)
+    assert distributed() and _is_main()
+    assert on_main(lambda: 5, "the curve") == 5
+    with pytest.raises(ValueError, match="^no curve$"):
+        on_main(fails, "the curve")
+    assert main.broadcast == [([None], 0), (["ValueError: no curve"], 0)]
+
+    other = Ranks(1, 2, sent=None).patch(monkeypatch)
+    assert distributed() and not _is_main()
+    assert on_main(fails, "the curve") is None  # the work is the main process's
+    other.sent = "ValueError: no curve"
+    with pytest.raises(RuntimeError) as caught:
+        on_main(lambda: 5, "the curve")
+    assert str(caught.value) == "the curve failed on the main process: ValueError: no curve"
+    assert other.broadcast == [([None], 0), ([None], 0)]
+
+    for alone in (Ranks(0, 1), Ranks(0, 2, initialized=False)):  # one process, or no process group
+        alone.patch(monkeypatch)
+        assert not distributed() and _is_main()
+        assert on_main(lambda: 5, "the curve") == 5
+        assert alone.broadcast == []
+
+
+def test_a_sharded_model_is_gathered_on_every_rank_into_one_plain_copy_on_the_main_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import torch
+    import torch.distributed.checkpoint.state_dict as state_dict
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    import postforget_lmeval.training.probes as probes_module
+
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=16, n_positions=8, n_embd=8, n_layer=1, n_head=2))
+    gathered = []
+
+    def gather(of, options):
+        gathered.append((of, options.full_state_dict, options.cpu_offload))
+        return {k: v.detach().clone() for k, v in of.state_dict().items()}
+
+    monkeypatch.setattr(probes_module, "sharded", lambda m: m is model)
+    monkeypatch.setattr(state_dict, "get_model_state_dict", gather)
+    Ranks(0, 2).patch(monkeypatch)
+    probes = Probes(["probe_words"], "out")
+    copy = probes.full(model)
+    assert copy is not model and not copy.training and copy.config is model.config
+    assert all(torch.equal(a, b) for a, b in zip(copy.parameters(), model.parameters(), strict=True))
+    with torch.no_grad():
+        model.lm_head.weight.add_(1.0)  # a training step
+    assert probes.full(model) is copy  # refilled, not made again
+    assert torch.equal(copy.lm_head.weight, model.lm_head.weight)
+    assert gathered == [(model, True, True), (model, True, True)]
+    with warnings.catch_warnings():  # torch warns that weights loaded into the meta device stay meta
+        warnings.simplefilter("ignore")
+        assert Probes(["probe_words"], "out", copy_device="meta").full(model).lm_head.weight.is_meta  # the device named
+
+    Ranks(1, 2).patch(monkeypatch)
+    assert Probes(["probe_words"], "out").full(model) is None
+    assert len(gathered) == 4  # the other ranks take part in the gathering too
