@@ -10,6 +10,7 @@ import json
 import logging
 import random
 import shutil
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -59,14 +60,22 @@ def test_a_model_the_hf_backend_cannot_wrap_is_named(tmp_path: Path) -> None:
     import torch
 
     model = torch.nn.Linear(2, 2)
-    with pytest.raises(PairingError, match="cannot evaluate a Linear"):
+    with pytest.raises(PairingError) as caught:
         Probes(["probe"], tmp_path).wrap(model, tokenizer=object())
+    assert str(caught.value).startswith("lm-eval's HF backend cannot evaluate a Linear (")
+    assert str(caught.value).endswith(
+        "); the probes need a transformers causal LM (a PreTrainedModel, PEFT models included)"
+    )
     assert model.training  # put back after HFLM's eval()
 
 
 def test_no_tokenizer_is_named(tmp_path: Path) -> None:
-    with pytest.raises(PairingError, match="no tokenizer"):
+    with pytest.raises(PairingError) as caught:
         Probes(["probe"], tmp_path).wrap(object(), tokenizer=None)
+    assert str(caught.value) == (
+        "no tokenizer to evaluate the model with: give the Trainer a processing_class (tokenizer) or pass tokenizer= "
+        "to the callback"
+    )
 
 
 def test_an_output_folder_that_holds_anything_is_refused(tmp_path: Path) -> None:
@@ -85,8 +94,20 @@ def test_an_output_folder_that_holds_anything_is_refused(tmp_path: Path) -> None
 def test_an_output_folder_that_cannot_be_made_is_named(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("a file, not a folder", encoding="utf-8")
     out = tmp_path / "notes.txt" / "forgetting"
-    with pytest.raises(PairingError, match=f"cannot write the probes to {out} .*output_dir that the training"):
+    with pytest.raises(PairingError) as caught:
         Probes(["probe"], out).check_output_dir()
+    assert str(caught.value) == (
+        f"cannot write the probes to {out} (Not a directory): give an output_dir that the training process can create "
+        "and write to"
+    )
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc takes no files on Linux")
+def test_an_output_folder_that_exists_but_takes_no_files_is_named() -> None:
+    probes = Probes(["probe"], "/proc")
+    with pytest.raises(PairingError, match=r"^cannot write the probes to /proc \(No such file or directory\): "):
+        probes._writable()
+    assert probes.made == []
 
 
 def test_the_reply_budget_fits_the_context_and_a_given_one_is_kept() -> None:
@@ -683,7 +704,9 @@ def test_each_probe_is_a_whole_lm_eval_run_and_leaves_the_model_as_it_was(probed
         config = json.loads(results.read_text(encoding="utf-8"))["config"]
         name = "GPT2LMHeadModel" if step == 4 else probed.path
         assert config["model_args"] == {"pretrained": f"{name}@step{step}"}
-        assert json.loads(results.read_text(encoding="utf-8"))["configs"]["probe_words"]["metadata"]["probe_note"] == 3
+        saved = json.loads(results.read_text(encoding="utf-8"))
+        assert saved["configs"]["probe_words"]["metadata"]["probe_note"] == 3
+        assert list(saved["task_hashes"]) == ["probe_words"]  # lm-eval hashes the samples it was given
         assert [config[f"{s}_seed"] for s in ("random", "numpy", "torch", "fewshot")] == [1234] * 4
         assert config["limit"] == 8 and config["gen_kwargs"] == {"max_gen_toks": 256}
         assert len(acc_lines(probe.directory)) == 8
