@@ -91,6 +91,12 @@ def test_an_output_folder_that_holds_anything_is_refused(tmp_path: Path) -> None
     )
 
 
+def test_an_output_folder_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("a file, not a folder", encoding="utf-8")
+    with pytest.raises(PairingError, match=f"^{tmp_path / 'notes.txt'} already exists and is not empty "):
+        Probes(["probe"], tmp_path / "notes.txt").check_output_dir()
+
+
 def test_an_output_folder_that_cannot_be_made_is_named(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("a file, not a folder", encoding="utf-8")
     out = tmp_path / "notes.txt" / "forgetting"
