@@ -727,6 +727,7 @@ def test_each_probe_is_a_whole_lm_eval_run_and_leaves_the_model_as_it_was(probed
     assert probes.clock.read() == pytest.approx(
         (sum(p.scoring for p in probes.done), sum(p.scoring_cpu for p in probes.done))
     )
+    assert sum(p.cpu for p in probes.done) <= time.process_time()  # each probe's own CPU seconds, no more
     assert probed.printed == ""  # no reply budget to announce for a log-likelihood task
     assert probes.generative == []
     assert probed.model.training and all(p.requires_grad for p in probed.model.parameters())
@@ -753,6 +754,7 @@ def test_the_logged_figures_are_those_of_the_pairings_with_the_first_and_the_pre
     for step in (2, 4):
         now = acc_lines(out / f"step_{step:04d}")
         assert logs[step]["forgetting/overall/accuracy_pct"] == pytest.approx(100 * sum(now.values()) / 8)
+    assert logs[2] != logs[0]  # the moved weights answer otherwise
     against = {k.split("/", 1)[1]: v for k, v in logs[4].items() if k.startswith("forgetting/")}
     assert against != {k.split("/", 1)[1]: v for k, v in logs[4].items() if k.startswith("forgetting_prev/")}
 
