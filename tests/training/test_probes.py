@@ -368,6 +368,10 @@ def test_a_resumed_run_keeps_the_probes_up_to_its_step_and_removes_the_later_one
     assert (out / "step_0004" / "results.json").is_file()  # kept whole
     assert probes.made == []  # the folder was there
 
+    shutil.rmtree(out / "step_0008")  # a later probe someone removed already: nothing left to remove
+    assert resumed(out).resume(4)
+    assert sorted(p.name for p in out.iterdir()) == ["probes.json", "step_0000", "step_0004"]
+
 
 def test_a_manifest_without_the_scoring_costs_resumes_with_zeros(tmp_path: Path) -> None:
     """A manifest written before the costs were split into the scoring and the CPU seconds."""
