@@ -405,9 +405,12 @@ def test_what_a_resume_refuses_is_named(tmp_path: Path) -> None:
     )
     assert sorted(p.name for p in out.iterdir()) == ["probes.json", "step_0004", "step_0008"]
     shutil.rmtree(out / "step_0004")
+    shutil.rmtree(out / "step_0008")
     with pytest.raises(PairingError) as caught:
         resumed(out).resume(9)
-    assert str(caught.value) == f"earlier probes listed in {out / 'probes.json'} are missing: {out / 'step_0004'}"
+    assert str(caught.value) == (
+        f"earlier probes listed in {out / 'probes.json'} are missing: {out / 'step_0004'}, {out / 'step_0008'}"
+    )
 
 
 def test_a_resume_into_a_folder_without_probes_checks_it_as_a_new_one(tmp_path: Path) -> None:
