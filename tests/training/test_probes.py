@@ -120,6 +120,9 @@ def test_the_reply_budget_fits_the_context_and_a_given_one_is_kept() -> None:
     assert probe_budget(None, 8192)[0] == {"max_gen_toks": PROBE_GEN_TOKS}
     assert probe_budget(None, 1024)[0] == {"max_gen_toks": 256}
     assert probe_budget(None, 512)[0] == {"max_gen_toks": 128}  # a quarter of the context: the prompt keeps the rest
+    kwargs, note = probe_budget(None, 515)  # a whole number of tokens
+    assert kwargs == {"max_gen_toks": 128} and type(kwargs["max_gen_toks"]) is int
+    assert note.startswith("generate: each probe reply stops at 128 tokens (")
     kwargs, note = probe_budget("temperature=0,top_p=1", 1024)
     assert kwargs == {"temperature": 0, "top_p": 1, "max_gen_toks": 256}
     assert "stops at 256 tokens" in note and "reads 1024 tokens" in note
