@@ -783,6 +783,7 @@ def test_the_reply_budget_is_chosen_for_the_context_the_backend_reads(tmp_path: 
     probes = Probes(["probe_words"], tmp_path, evaluate_kwargs={"gen_kwargs": "temperature=0"}, batch_size=3)
     probes.wrap(model, tokenizer)
     assert model.training
+    assert probes.lm.tokenizer is tokenizer
     assert probes.lm.max_length == 4096 and probes.lm.batch_size == 3
     assert probes.gen_kwargs == {"temperature": 0, "max_gen_toks": 256}
     short = Probes(["probe_words"], tmp_path, hflm_kwargs={"max_length": 512})
@@ -991,3 +992,31 @@ def test_a_sharded_model_is_gathered_on_every_rank_into_one_plain_copy_on_the_ma
     Ranks(1, 2).patch(monkeypatch)
     assert Probes(["probe_words"], "out").full(model) is None
     assert len(gathered) == 4  # the other ranks take part in the gathering too
+
+
+def test_the_task_index_is_this_projects_and_include_paths_unless_a_task_is_elsewhere(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Indexing every task lm-eval ships costs more than a small probe: only when a probe task is not among this
+    project's tasks and include_path's are all of them indexed, with include_path and the metadata still given."""
+    import lm_eval.tasks
+
+    from postforget_lmeval import task_dir
+    from postforget_lmeval.training.probes import _task_manager
+
+    made = []
+
+    class TaskManager:
+        def __init__(self, include_path=None, include_defaults=True, metadata=None) -> None:
+            made.append((include_path, include_defaults, metadata))
+            self.all_tasks = ["probe_words", *(["arc_easy"] if include_defaults else [])]
+
+    monkeypatch.setattr(lm_eval.tasks, "TaskManager", TaskManager)
+    assert _task_manager(["probe_words"], Path("mine"), {"size": 3}).all_tasks == ["probe_words"]
+    assert made == [([task_dir(), "mine"], False, {"size": 3})]
+    made.clear()
+    assert _task_manager(["probe_words", "arc_easy"], "mine", {"size": 3}).all_tasks == ["probe_words", "arc_easy"]
+    assert made == [([task_dir(), "mine"], False, {"size": 3}), ([task_dir(), "mine"], True, {"size": 3})]
+    made.clear()
+    _task_manager(["probe_words"], None, None)
+    assert made == [([task_dir()], False, None)]
