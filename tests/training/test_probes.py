@@ -62,7 +62,8 @@ def test_a_model_the_hf_backend_cannot_wrap_is_named(tmp_path: Path) -> None:
     model = torch.nn.Linear(2, 2)
     with pytest.raises(PairingError) as caught:
         Probes(["probe"], tmp_path).wrap(model, tokenizer=object())
-    assert str(caught.value).startswith("lm-eval's HF backend cannot evaluate a Linear (")
+    cause = caught.value.__cause__
+    assert str(caught.value).startswith(f"lm-eval's HF backend cannot evaluate a Linear ({type(cause).__name__}: ")
     assert str(caught.value).endswith(
         "); the probes need a transformers causal LM (a PreTrainedModel, PEFT models included)"
     )
@@ -832,6 +833,8 @@ def test_the_curve_of_the_probes_is_written_beside_them(probed: SimpleNamespace)
     written = probed.probes.finish(plot=False)
     out = probed.out
     assert out / "items.csv" in written and all(p.is_relative_to(out) for p in written)
+    assert not (out / "curve.png").exists()
+    assert out / "curve.png" in probed.probes.finish()  # plotted unless told not to
     items = pd.read_csv(out / "items.csv")
     assert [c for c in items.columns if c.isdigit()] == ["0", "2", "4"]
     assert len(items) == 8
