@@ -9,6 +9,7 @@ import contextlib
 import json
 import logging
 import random
+import re
 import shutil
 import sys
 import time
@@ -1023,3 +1024,168 @@ def test_the_task_index_is_this_projects_and_include_paths_unless_a_task_is_else
     made.clear()
     _task_manager(["probe_words"], None, None)
     assert made == [([task_dir()], False, None)]
+
+
+def busy(seconds: float) -> None:
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+def paired_steps(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, bool]]:
+    """``pair`` as the probes call it, recorded: each pairing costs 0.05 CPU seconds and its figures name the steps
+    paired (F_true = the later step / 100, BT_true = the earlier one / 100)."""
+    import postforget_lmeval.training.probes as probes_module
+
+    calls = []
+
+    def pair(before: Path, after: Path, analyses: bool) -> SimpleNamespace:
+        calls.append((before.name, after.name, analyses))
+        busy(0.05)
+        table = categories()
+        table["F_true_mean"] = int(after.name[5:]) / 100
+        table["BT_true_mean"] = int(before.name[5:]) / 100
+        return SimpleNamespace(categories=table)
+
+    monkeypatch.setattr(probes_module, "pair", pair)
+    return calls
+
+
+def figures(prefix: str, before: int, after: int) -> dict[str, float]:
+    return {
+        f"{prefix}/{c}/{m}": v
+        for c in ("science", "overall")
+        for m, v in (("F_true_pct", float(after)), ("BT_true_pct", float(before)))
+    } | {f"{prefix}/science/accuracy_pct": 75.0, f"{prefix}/overall/accuracy_pct": 37.5}
+
+
+def test_the_latest_probe_is_paired_with_the_first_and_the_previous_one_and_pays_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = paired_steps(monkeypatch)
+    out = tmp_path / "out"
+    probes = written_probes(out, [0, 2])
+    assert probes.metrics() == figures("forgetting", 0, 2)
+    assert calls == [("step_0000", "step_0002", False)]
+    last = probes.done[-1]
+    assert 2.5 + 0.05 <= last.seconds < 2.5 + 60 and 1.0 + 0.05 <= last.cpu < 1.0 + 60  # + the pairing
+    assert (last.scoring, last.scoring_cpu) == (0.5, 0.25)
+    assert json.loads((out / "probes.json").read_text(encoding="utf-8"))["probes"][-1] == last.record()
+
+    (out / "step_0004").mkdir()
+    probes.done.append(Probe(4, out / "step_0004", 3.0, 0.5, 2.0, 0.25))
+    calls.clear()
+    assert probes.metrics() == figures("forgetting", 0, 4) | figures("forgetting_prev", 2, 4)
+    assert calls == [("step_0000", "step_0004", False), ("step_0002", "step_0004", False)]
+    assert 3.0 + 0.1 <= probes.done[-1].seconds < 3.0 + 60 and 2.0 + 0.1 <= probes.done[-1].cpu < 2.0 + 60
+    assert probes.done[1].seconds == last.seconds  # an earlier probe keeps its cost
+
+
+def test_the_first_probe_is_checked_by_pairing_a_copy_of_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import postforget_lmeval.training.probes as probes_module
+
+    out = tmp_path / "out"
+    probes = written_probes(out, [0])
+    seen, copies, answers = [], [], []
+
+    def pair(before: Path, after: Path, analyses: bool) -> SimpleNamespace:
+        seen.append((before, after.name, analyses, sorted(p.name for p in after.iterdir())))
+        copies.append(after)
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    monkeypatch.setattr(probes_module, "pair", pair)
+    rows = pd.DataFrame({"subtask": ["probe_words"]})
+    good = SimpleNamespace(subtasks=rows, warnings=["the notes of a pairing"], categories=categories())
+    answers.append(good)
+    probes.check_first()
+    assert probes.baseline is good
+    assert seen == [(out / "step_0000", "step_0000", False, ["results.json"])]
+    assert copies[0].parent != out and not copies[0].parent.exists()  # a copy in a folder of its own, then gone
+
+    message = (
+        "the probe tasks probe_words cannot be paired (a probe task must log a per-item correctness such as acc or "
+        "exact_match in its samples): "
+    )
+    for answer, cause in (
+        (SimpleNamespace(subtasks=rows, warnings=["a left out", "ok", "b left out"]), "a left out; b left out"),
+        (SimpleNamespace(subtasks=rows.iloc[:0], warnings=["ok"]), "no item could be paired"),
+        (PairingError("no usable samples on the before side"), "no usable samples on the before side"),
+    ):
+        answers.append(answer)
+        with pytest.raises(PairingError) as caught:
+            written_probes(tmp_path / str(len(seen)), [0]).check_first()
+        assert str(caught.value) == message + cause
+
+
+def test_a_start_that_fails_removes_what_the_probes_wrote_and_says_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = object()
+    failures: list = [RuntimeError("lm-eval's own error"), PairingError("a probe written in part"), None]
+
+    def probe(given: object, step: int) -> Path:
+        assert given is model and step == 3
+        directory = probes.out / "step_0003"
+        directory.mkdir()
+        probes.done.append(Probe(step, directory, 1.0))
+        probes._record()
+        failure = failures.pop(0)
+        if failure is not None:
+            raise failure
+        return directory
+
+    def check_first() -> None:
+        raise PairingError("the first probe cannot be paired")
+
+    for failure in (
+        "lm-eval cannot run the probe tasks a, b (RuntimeError: lm-eval's own error); check the task ",
+        "a probe written in part",
+        "the first probe cannot be paired",
+    ):
+        probes = Probes(["a", "b"], tmp_path / "new" / "out")
+        probes.lm = SimpleNamespace(max_length=64)
+        probes.probe, probes.check_first = probe, check_first
+        with pytest.raises(PairingError, match=f"^{re.escape(failure)}"):
+            probes.start(model, 3)
+        assert not (tmp_path / "new").exists() and probes.done == []
+
+    (tmp_path / "mine").mkdir()
+    probes = Probes(["a"], tmp_path / "mine")
+    probes.lm = SimpleNamespace(max_length=64)
+    probes.probe, probes.check_first = probe, lambda: None
+    failures.append(None)
+    probes.generative, probes.budget_note = ["a"], "generate: each probe reply stops at 16 tokens"
+    assert probes.start(model, 3) == tmp_path / "mine" / "step_0003"
+    assert probes.made == []  # the folder was there: not the probes' to remove
+    assert capsys.readouterr().out == "forgetting probes: a generate: each probe reply stops at 16 tokens\n"
+    for generative, note in ((["a"], ""), ([], "generate: each probe reply stops at 16 tokens")):
+        shutil.rmtree(tmp_path / "mine" / "step_0003")
+        failures.append(None)
+        probes.generative, probes.budget_note = generative, note
+        probes.start(model, 3)
+        assert capsys.readouterr().out == ""
+
+
+def test_the_curve_needs_two_probes_and_is_written_in_the_output_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import postforget_lmeval.report.curve as curve
+
+    calls = []
+
+    def write_curve(dirs: list, out: Path, steps: list, plot: bool) -> tuple[None, list[Path]]:
+        calls.append((dirs, out, plot))
+        return None, [out / "items.csv"]
+
+    monkeypatch.setattr(curve, "write_curve", write_curve)
+    out = tmp_path / "out"
+    probes = written_probes(out, [0])
+    assert probes.finish() == [] and calls == []
+    probes = written_probes(tmp_path / "two", [0, 2])
+    assert probes.finish(plot=False) == [tmp_path / "two" / "items.csv"]
+    assert calls == [([tmp_path / "two" / "step_0000", tmp_path / "two" / "step_0002"], tmp_path / "two", False)]
