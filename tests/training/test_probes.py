@@ -448,12 +448,16 @@ def test_the_folders_the_probes_made_are_listed_once_and_removed_when_empty(tmp_
 
 def test_the_cost_line_splits_the_latest_probe_and_sums_them_all() -> None:
     probes = Probes(["probe_words"], "out")
-    probes.done = [Probe(0, Path("step_0000"), 2.0, 1.0, 1.5, 0.5), Probe(4, Path("step_0004"), 3.4, 2.1, 2.6, 1.7)]
-    assert probes.cost(54.0) == (
+    probes.done = [
+        Probe(0, Path("step_0000"), 2.0, 1.0, 1.5, 0.5),
+        Probe(2, Path("step_0002"), 1.0, 0.5, 0.5, 0.25),
+        Probe(4, Path("step_0004"), 3.4, 2.1, 2.6, 1.7),
+    ]
+    assert probes.cost(64.0) == (
         "forgetting probe at step 4: 3.4 s (the model's scoring 2.1 s, everything else 1.3 s; CPU 1.7 of 2.6 s); "
-        "all 2 probes 5.4 s, 10% of the 54.0 s since training began"
+        "all 3 probes 6.4 s, 10% of the 64.0 s since training began"
     )
-    assert probes.cost(0.0).endswith("all 2 probes 5.4 s, 540000000000% of the 0.0 s since training began")
+    assert probes.cost(0.0).endswith("all 3 probes 6.4 s, 640000000000% of the 0.0 s since training began")
 
 
 def test_the_first_probe_alone_logs_nothing_without_its_baseline_and_writes_no_curve() -> None:
