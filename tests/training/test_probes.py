@@ -1130,7 +1130,12 @@ def test_a_start_that_fails_removes_what_the_probes_wrote_and_says_what_to_do(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     model = object()
-    failures: list = [RuntimeError("lm-eval's own error"), PairingError("a probe written in part"), None]
+    failures: list = [
+        RuntimeError("lm-eval's own error"),
+        AssertionError("the context is longer than the maximum sequence length"),
+        PairingError("a probe written in part"),
+        None,
+    ]
 
     def probe(given: object, step: int) -> Path:
         assert given is model and step == 3
@@ -1148,6 +1153,8 @@ def test_a_start_that_fails_removes_what_the_probes_wrote_and_says_what_to_do(
 
     for failure in (
         "lm-eval cannot run the probe tasks a, b (RuntimeError: lm-eval's own error); check the task ",
+        "lm-eval cannot run the probe tasks a, b (AssertionError: the context is longer than the maximum sequence "
+        "length); the reply budget does not fit the model's 64-token context",
         "a probe written in part",
         "the first probe cannot be paired",
     ):
@@ -1163,10 +1170,10 @@ def test_a_start_that_fails_removes_what_the_probes_wrote_and_says_what_to_do(
     probes.lm = SimpleNamespace(max_length=64)
     probes.probe, probes.check_first = probe, lambda: None
     failures.append(None)
-    probes.generative, probes.budget_note = ["a"], "generate: each probe reply stops at 16 tokens"
+    probes.generative, probes.budget_note = ["a", "b"], "generate: each probe reply stops at 16 tokens"
     assert probes.start(model, 3) == tmp_path / "mine" / "step_0003"
     assert probes.made == []  # the folder was there: not the probes' to remove
-    assert capsys.readouterr().out == "forgetting probes: a generate: each probe reply stops at 16 tokens\n"
+    assert capsys.readouterr().out == "forgetting probes: a, b generate: each probe reply stops at 16 tokens\n"
     for generative, note in ((["a"], ""), ([], "generate: each probe reply stops at 16 tokens")):
         shutil.rmtree(tmp_path / "mine" / "step_0003")
         failures.append(None)
