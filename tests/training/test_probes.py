@@ -112,10 +112,14 @@ def test_an_output_folder_that_cannot_be_made_is_named(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(sys.platform != "linux", reason="/proc takes no files on Linux")
 def test_an_output_folder_that_exists_but_takes_no_files_is_named() -> None:
+    """Given straight to ``start`` (no check before), such a folder stops the start before lm-eval runs."""
     probes = Probes(["probe"], "/proc")
     with pytest.raises(PairingError, match=r"^cannot write the probes to /proc \(No such file or directory\): "):
         probes._writable()
     assert probes.made == []
+    probes.probe = lambda model, step: pytest.fail("lm-eval ran")
+    with pytest.raises(PairingError, match=r"^cannot write the probes to /proc \(No such file or directory\): "):
+        probes.start(object(), 0)
 
 
 def test_the_reply_budget_fits_the_context_and_a_given_one_is_kept() -> None:
