@@ -680,6 +680,12 @@ def test_a_tracker_that_saved_nothing_is_named_by_its_missing_stamp(tmp_path: Pa
         f"the probe {tmp_path / 'step_0000'} was not written whole (no results file; 0 of the 1 sample lines of a): "
     )
     assert (tmp_path / "none" / "model" / "results_None.json").is_file()  # written, but not under a stamp of the run
+    unsaved = Tracker(tmp_path / "unsaved")
+    del unsaved.date_id  # lm-eval's tracker sets it only once it gets to write the results
+    unsaved.save_results_aggregated = lambda results, samples: None
+    unsaved.save_results_samples = lambda task_name, samples: None
+    with pytest.raises(PairingError, match=r"not written whole \(no results file; 0 of the 1 sample lines of a\)"):
+        save_run(unsaved, results_of(a=1), tmp_path / "unsaved", tmp_path / "step_0000")
 
 
 @pytest.fixture(scope="module")
