@@ -1203,7 +1203,7 @@ def test_the_curve_needs_two_probes_and_is_written_in_the_output_folder(
 
     calls = []
 
-    def write_curve(dirs: list, out: Path, steps: list, plot: bool) -> tuple[None, list[Path]]:
+    def write_curve(dirs: list, out: Path, steps: list | None = None, plot: bool = True) -> tuple[None, list[Path]]:
         calls.append((dirs, out, plot))
         return None, [out / "items.csv"]
 
