@@ -309,8 +309,7 @@ class Probes:
         """The first probe, before any training step. What lm-eval refuses (an unknown task, options it does not
         take, a reply budget the model cannot hold) and a task that cannot be paired stop here, naming the tasks;
         only what the probes wrote is removed."""
-        if not self.made and not self.out.exists():
-            self._writable()
+        self._writable()  # a folder that takes no files stops here, before lm-eval runs
         try:
             try:
                 directory = self.probe(model, step)

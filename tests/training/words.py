@@ -25,12 +25,13 @@ def rows(n_items: int = 24) -> list[dict]:
 
 
 def task(directory: Path, metric: str = "acc", output_type: str = "multiple_choice", draws_numpy: bool = False) -> Path:
-    """An ordinary lm-eval task (not a postforget one) on a local JSON file: 4 options, log-likelihood.
+    """An ordinary lm-eval task (not a postforget one) on a local JSON file: 4 options, log-likelihood (or the
+    gold option's text generated, ``output_type="generate_until"`` with ``metric="exact_match"``).
     ``draws_numpy``: its ``process_docs`` hook draws from NumPy's global generator and writes what it drew in
     ``directory/drawn.txt``."""
     data = directory / "probe.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows()), encoding="utf-8")
-    name = "probe_words" if metric == "acc" else "probe_words_ppl"
+    name = {"acc": "probe_words", "exact_match": "probe_words_gen"}.get(metric, "probe_words_ppl")
     body = (
         f"task: {name}\ndataset_path: json\ndataset_name: null\n"
         f"dataset_kwargs:\n  data_files:\n    test: {data}\ntest_split: test\n"
@@ -38,6 +39,10 @@ def task(directory: Path, metric: str = "acc", output_type: str = "multiple_choi
     )
     if output_type == "multiple_choice":
         body += f'doc_to_text: "{PROMPT}"\ndoc_to_choice: "{{{{choices}}}}"\ndoc_to_target: answer\n'
+    elif output_type == "generate_until":
+        body += (
+            f'doc_to_text: "{PROMPT}"\ndoc_to_target: "{{{{choices[answer]}}}}"\ngeneration_kwargs:\n  until: ["\\n"]\n'
+        )
     else:
         body += 'doc_to_text: ""\ndoc_to_target: "{{question}}"\n'
     body += f"metric_list:\n  - metric: {metric}\n"
