@@ -126,11 +126,6 @@ def annotate(
     result.tables["failure_modes"] = pd.concat([counts_of.drop(columns="n_11"), counts], axis=1)
 
     items = drift.item_drift(samples)
-    if items.attrs.get("left_out"):
-        result.warnings.append(
-            f"{items.attrs['left_out']} item(s) with option log-likelihoods on both sides are left out of drift: "
-            "the two sides list different numbers of options, or the gold is not a letter among the options"
-        )
     if not items.empty:
         per_row = drift.drift_summary(items)
         _set_columns(subtasks, _aligned(keys, per_row, SUBTASK_DRIFT_COLUMNS))
@@ -182,9 +177,14 @@ def annotate(
                 "items_read_back": modes.attrs["loaded"],
                 "unreadable": modes.attrs["unreadable"],
             },
-            "drift": {"items": len(items), "at_risk_drop": drift.AT_RISK_DROP, "drift_share": drift.DRIFT_SHARE}
-            if not items.empty
-            else {"items": 0, "why": "no item logs option log-likelihoods on both sides (generative tasks)"},
+            "drift": {
+                **(
+                    {"items": len(items), "at_risk_drop": drift.AT_RISK_DROP, "drift_share": drift.DRIFT_SHARE}
+                    if not items.empty
+                    else {"items": 0, "why": "no item logs option log-likelihoods on both sides (generative tasks)"}
+                ),
+                "left_out": items.attrs.get("left_out", 0),
+            },
         }
     )
 

@@ -244,10 +244,21 @@ def _failure_modes(result: PairResult) -> list[str]:
 
 def _drift(result: PairResult) -> list[str]:
     lines = ["### Was it coming? Drift before the flip", ""]
+    left_out = result.summary.get("analyses", {}).get("drift", {}).get("left_out", 0)
+    if left_out:
+        lines += [
+            f"{left_out} item(s) log option log-likelihoods on both sides but are left out of drift: the two sides "
+            "list different numbers of options, or the logged gold is not a letter among the options (lm-eval tasks "
+            "whose target is the answer's text).",
+            "",
+        ]
     items = result.tables.get("drift_items")
     if items is None or items.empty:
         return lines + [
-            "No item logs option log-likelihoods on both sides (generative tasks): the drift of the "
+            "No other item logs option log-likelihoods on both sides: the drift of the gold option's probability "
+            "cannot be measured from these samples."
+            if left_out
+            else "No item logs option log-likelihoods on both sides (generative tasks): the drift of the "
             "gold option's probability cannot be measured from these samples.",
             "",
         ]

@@ -123,7 +123,7 @@ def test_annotate_adds_failure_modes_behaviour_and_drift() -> None:
     assert set(result.tables["drift"]["subtask"]) == {"law"}
     assert set(result.tables["drift_items"]["subtask"]) == {"law"}
     assert "n_10_wrong" not in result.subtasks  # counts live in failure_modes.csv
-    assert not [w for w in result.warnings if "drift" in w]
+    assert result.summary["analyses"]["drift"]["left_out"] == 0
 
     macro = result.categories[result.categories["average"] == "macro"].set_index("category")
     math_share = sub.loc[["alg", "geo"], "F_format_share"].groupby(level="seed").mean().mean()
@@ -196,16 +196,29 @@ def test_real_mmlu_pair_against_an_independent_recount() -> None:
     assert "option log-likelihoods" not in analyses_markdown(result)
 
 
-def test_items_drift_cannot_read_are_named_in_a_warning() -> None:
-    """A log-likelihood item whose gold is not a letter among its options (options past Z logged as "26") is
-    left out of drift, and the warnings say how many, not a silent drop."""
+def test_items_drift_cannot_read_are_counted_in_the_summary_and_the_report() -> None:
+    """A log-likelihood item whose gold is not a letter among its options (options past Z logged as "26", or an
+    lm-eval target logged as the answer's text) is left out of drift, and summary.json and report.md say how
+    many, not a silent drop."""
     samples = _samples()
     law = samples.index[samples["subtask"] == "law"]
     samples.loc[law[:3], "gold"] = "26"
     result = _result(samples)
     analyses.annotate(result, None, n_boot=50, seed=1)
     assert len(result.tables["drift_items"]) == len(law) - 3
-    assert [w for w in result.warnings if "drift" in w] == [
-        "3 item(s) with option log-likelihoods on both sides are left out of drift: the two sides list different "
-        "numbers of options, or the gold is not a letter among the options"
-    ]
+    assert result.summary["analyses"]["drift"]["left_out"] == 3
+    text = analyses_markdown(result)
+    assert "3 item(s) log option log-likelihoods on both sides but are left out of drift" in text
+    assert "log-likelihood multiple-choice items" in text  # the others still have their drift figures
+
+    samples.loc[law, "gold"] = " the answer's text"
+    result = _result(samples)
+    analyses.annotate(result, None, n_boot=50, seed=1)
+    assert result.summary["analyses"]["drift"] == {
+        "items": 0,
+        "why": "no item logs option log-likelihoods on both sides (generative tasks)",
+        "left_out": len(law),
+    }
+    text = analyses_markdown(result)
+    assert f"{len(law)} item(s) log option log-likelihoods on both sides but are left out of drift" in text
+    assert "No other item logs option log-likelihoods on both sides" in text
