@@ -537,7 +537,7 @@ def run(settings: Settings, out: Path, console: Console, callbacks: Sequence[Tra
     if curve is not None:
         console.print(
             f"Forgetting over the post-training steps (F_true % of {len(probed)} probed facts by likelihood, against "
-            f"step 0; probes took {cpu['probes']:.0f} CPU-s of {cpu['post-training']:.0f}):"
+            f"step 0; probes took {cpu['probes']:.0f} CPU seconds of {cpu['post-training']:.0f}):"
         )
         console.print("  step          " + " ".join(f"{s:>5}" for s in curve["step"]))
         for name in CURVED:

@@ -221,22 +221,13 @@ def test_a_half_written_probe_fails_naming_its_folder(
 ) -> None:
     """The disk fills while lm-eval writes the sample lines: lm-eval only logs it; the probe stops with a message
     that names the probe folder and the cause, and leaves nothing half-written for ``curve`` to read."""
-    import lm_eval.loggers.evaluation_tracker as tracker
 
     model, tokenizer = tiny
     out = tmp_path / "out"
     probes = Probes(["probe_words"], out, include_path=task(tmp_path))
     probes.wrap(model, tokenizer)
     probes.start(model, 0)
-    sanitize, calls = tracker.sanitize_list, []
-
-    def full_disk(value):
-        calls.append(value)
-        if len(calls) > 4:  # two sample lines are written, then the disk is full
-            raise OSError(28, "No space left on device")
-        return sanitize(value)
-
-    monkeypatch.setattr(tracker, "sanitize_list", full_disk)
+    fill_the_disk_after_two_sample_lines(monkeypatch)
     with pytest.raises(
         PairingError,
         match=f"the probe {out / 'step_0004'} was not written whole \\(2 of the 24 sample lines of "
@@ -861,9 +852,8 @@ def test_the_curve_of_the_probes_is_written_beside_them(probed: SimpleNamespace)
     assert len(items) == 8
 
 
-def test_a_probe_written_in_part_is_removed_and_named(probed: SimpleNamespace, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The disk fills while lm-eval writes the sample lines (lm-eval only logs it): the probe stops naming its
-    folder, nothing of it is left, and the probes before it stand."""
+def fill_the_disk_after_two_sample_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """lm-eval's tracker writes two sample lines of the next probe, then the disk is full (lm-eval only logs it)."""
     import lm_eval.loggers.evaluation_tracker as tracker
 
     sanitize, calls = tracker.sanitize_list, []
@@ -875,6 +865,13 @@ def test_a_probe_written_in_part_is_removed_and_named(probed: SimpleNamespace, m
         return sanitize(value)
 
     monkeypatch.setattr(tracker, "sanitize_list", full_disk)
+
+
+def test_a_probe_written_in_part_is_removed_and_named(probed: SimpleNamespace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The disk fills while lm-eval writes the sample lines (lm-eval only logs it): the probe stops naming its
+    folder, nothing of it is left, and the probes before it stand."""
+
+    fill_the_disk_after_two_sample_lines(monkeypatch)
     with pytest.raises(PairingError) as caught:
         probed.probes.probe(probed.model, 6)
     assert str(caught.value).startswith(
