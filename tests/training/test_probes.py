@@ -1,7 +1,9 @@
-"""What the probes refuse before any training step (a model lm-eval's HF backend cannot drive, no tokenizer, an
-output folder that holds anything or cannot be written), what a failed start removes (only what the probes wrote),
-the reply budget they choose for generative tasks, a half-written probe, lm-eval's chatter, and the random
-generators after a probe. The tests marked slow run lm-eval on a tiny GPT-2."""
+"""The forgetting probes of a training run: what they refuse before any training step (a model lm-eval's HF
+backend cannot drive, no tokenizer, an output folder that holds anything or cannot be written, a task that cannot be
+paired), what a failed start removes (only what the probes wrote), each probe as a whole lm-eval run and what it
+leaves of the model, the reply budget, a half-written probe, the manifest and a resumed run, the costs and logged
+figures, the curve, and the work of the main process in a process group. The tests that take the ``tiny`` or
+``probed`` fixture run lm-eval on a tiny GPT-2; the rest script lm-eval or the pairing."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import shutil
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -216,28 +219,6 @@ def test_lm_evals_chatter_is_quiet_during_a_probe(
 
 
 @pytest.mark.slow
-def test_a_half_written_probe_fails_naming_its_folder(
-    tmp_path: Path, tiny: tuple, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The disk fills while lm-eval writes the sample lines: lm-eval only logs it; the probe stops with a message
-    that names the probe folder and the cause, and leaves nothing half-written for ``curve`` to read."""
-
-    model, tokenizer = tiny
-    out = tmp_path / "out"
-    probes = Probes(["probe_words"], out, include_path=task(tmp_path))
-    probes.wrap(model, tokenizer)
-    probes.start(model, 0)
-    fill_the_disk_after_two_sample_lines(monkeypatch)
-    with pytest.raises(
-        PairingError,
-        match=f"the probe {out / 'step_0004'} was not written whole \\(2 of the 24 sample lines of "
-        "probe_words; lm-eval: Could not save sample results; OSError\\(28, 'No space left on device'\\)\\)",
-    ):
-        probes.probe(model, 4)
-    assert sorted(p.name for p in out.iterdir()) == ["probes.json", "step_0000"]
-
-
-@pytest.mark.slow
 def test_a_probe_leaves_every_random_generator_as_it_was(tmp_path: Path, tiny: tuple) -> None:
     """lm-eval seeds Python's, NumPy's and torch's global generators, and this task's hook draws from NumPy's:
     afterwards each is where it was, so the training draws what it would have drawn without the probe."""
@@ -292,22 +273,27 @@ def test_a_probe_records_its_costs_to_the_millisecond() -> None:
     }
 
 
+def busy(seconds: float) -> None:
+    """Keep the CPU busy for ``seconds`` of process time."""
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
 def test_the_clock_adds_the_time_of_every_timed_call_one_that_raises_included() -> None:
-    def busy(seconds: float, *, fail: bool = False) -> float:
-        end = time.process_time() + seconds
-        while time.process_time() < end:
-            pass
+    def scoring(seconds: float, *, fail: bool = False) -> float:
+        busy(seconds)
         if fail:
             raise ValueError("lm-eval's error")
         return 2 * seconds
 
     clock = Clock()
-    timed = clock.timed(busy)
+    timed = clock.timed(scoring)
     assert timed(0.2) == 0.4
     with pytest.raises(ValueError, match="lm-eval's error"):
-        timed(0.0, fail=True)  # the last call takes next to no time: the clock holds both calls
+        timed(0.0, fail=True)  # the last call is next to free: the clock holds both calls
     wall, cpu = clock.read()
-    # both calls held: 0.2 s of CPU and at least half that in wall time. Process CPU counts every thread (a math
+    # both calls held: busy(0.2) in CPU, at least half of it in wall time. Process CPU counts every thread (a math
     # library's pool spinning after an earlier test), so it may pass the wall clock a little: no order is asserted
     assert 0.2 <= cpu < 1 and 0.1 <= wall < 10
     assert (wall, cpu) == (clock.wall, clock.cpu)
@@ -444,6 +430,7 @@ def test_the_folders_the_probes_made_are_listed_once_and_removed_when_empty(tmp_
     assert [p.name for p in tmp_path.iterdir()] == ["a"]
     assert [p.name for p in (tmp_path / "a").iterdir()] == ["notes.txt"]
     probes._discard()  # nothing left of its own: nothing else goes
+    assert [p.name for p in (tmp_path / "a").iterdir()] == ["notes.txt"]
 
 
 def test_the_cost_line_splits_the_latest_probe_and_sums_them_all() -> None:
@@ -500,12 +487,16 @@ def test_the_logged_figures_are_the_macro_rows_in_percent() -> None:
     assert list(logged) == [k.replace("forgetting/", "forgetting_prev/") for k in LOGGED]
 
 
+def no_curve() -> None:
+    raise ValueError("no curve")
+
+
 def test_the_work_of_the_main_process_runs_where_there_is_no_process_group() -> None:
     assert not distributed()
     assert _is_main()
     assert on_main(lambda: 5, "the curve") == 5
-    with pytest.raises(ValueError, match="no curve"):
-        on_main(lambda: (_ for _ in ()).throw(ValueError("no curve")), "the curve")
+    with pytest.raises(ValueError, match="^no curve$"):
+        on_main(no_curve, "the curve")
 
 
 def test_the_four_seeds_of_a_probe_are_the_one_seed() -> None:
@@ -556,7 +547,7 @@ def test_the_tasks_are_loaded_once_and_the_rest_is_the_task_managers() -> None:
     assert once.load(["other"]) == {"loaded": ["other"]}
     assert manager.calls == [["probe_words", "other"], ["other"]]
     assert once.all_tasks == ["probe_words"]
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="'Manager' object has no attribute 'missing'"):
         _ = once.missing
 
 
@@ -580,6 +571,34 @@ def test_a_sharded_models_plain_copy_is_built_from_its_config_in_the_weights_dty
         "the FSDP-sharded Linear has no config to build a plain copy from: the probes of a sharded model need a "
         "transformers causal LM"
     )
+
+
+@pytest.mark.parametrize(
+    ("config", "name"),
+    [
+        (SimpleNamespace(_name_or_path="org/model"), "org/model"),
+        (SimpleNamespace(_name_or_path=""), "Linear"),  # a model built from a config
+        ({"model_type": "custom"}, "Linear"),  # PEFT's config for a base model that has none
+        (None, "Linear"),  # no config at all
+    ],
+)
+def test_a_probe_names_the_model_by_its_path_else_its_class_and_a_run_without_results_by_its_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: object, name: str
+) -> None:
+    import lm_eval
+    import torch
+
+    asked: list[dict] = []
+    monkeypatch.setattr(lm_eval, "simple_evaluate", lambda **kwargs: asked.append(kwargs["model_args"]))
+    model = torch.nn.Linear(2, 2)
+    if config is not None:
+        model.config = config
+    probes = Probes(["probe_words"], tmp_path / "out")
+    probes.task_manager = object()  # never asked: simple_evaluate is not lm-eval's here
+    with pytest.raises(RuntimeError) as caught:
+        probes.probe(model, 3)
+    assert str(caught.value) == "lm_eval returned no results for the probe at step 3"  # lm-eval's answer off rank 0
+    assert asked == [{"pretrained": f"{name}@step3"}]
 
 
 def test_a_model_that_is_not_sharded_is_probed_as_it_is(tmp_path: Path) -> None:
@@ -730,10 +749,11 @@ def test_each_probe_is_a_whole_lm_eval_run_and_leaves_the_model_as_it_was(probed
     for probe, step in zip(probes.done, (0, 2, 4), strict=True):
         assert probe.step == step and probe.directory == out / f"step_{step:04d}"
         (results,) = probe.directory.rglob("results_*.json")
-        config = json.loads(results.read_text(encoding="utf-8"))["config"]
+        saved = json.loads(results.read_text(encoding="utf-8"))
+        config = saved["config"]
         name = "GPT2LMHeadModel" if step == 4 else probed.path
         assert config["model_args"] == {"pretrained": f"{name}@step{step}"}
-        saved = json.loads(results.read_text(encoding="utf-8"))
+        assert saved["model_name"] == f"{name}@step{step}"  # what lm-eval's tracker was told by simple_evaluate
         assert saved["configs"]["probe_words"]["metadata"]["probe_note"] == 3
         assert list(saved["task_hashes"]) == ["probe_words"]  # lm-eval hashes the samples it was given
         assert [config[f"{s}_seed"] for s in ("random", "numpy", "torch", "fewshot")] == [1234] * 4
@@ -826,17 +846,27 @@ LEFT_OUT = (
 """What the pairing says of a task that logs no per-item correctness."""
 
 
-def test_a_task_without_per_item_correctness_is_refused_at_the_first_probe(tmp_path: Path, tiny: tuple) -> None:
+@pytest.mark.parametrize(
+    ("tasks", "cause"),
+    [
+        (["probe_words_ppl"], f"no usable samples on the before side: before: {LEFT_OUT}"),
+        (["probe_words", "probe_words_ppl"], f"before: {LEFT_OUT}; after: {LEFT_OUT}"),  # beside one it pairs
+    ],
+)
+def test_a_task_without_per_item_correctness_is_refused_at_the_first_probe(
+    tmp_path: Path, tiny: tuple, tasks: list[str], cause: str
+) -> None:
     model, tokenizer = tiny
     out = tmp_path / "out"
+    task(tmp_path)  # probe_words, beside probe_words_ppl in the same include path
     include = task(tmp_path, metric="word_perplexity", output_type="loglikelihood_rolling")
-    probes = Probes(["probe_words_ppl"], out, include_path=include, limit=2)
+    probes = Probes(tasks, out, include_path=include, limit=2)
     probes.wrap(model, tokenizer)
     with pytest.raises(PairingError) as caught:
         probes.start(model, 0)
     assert str(caught.value) == (
-        "the probe tasks probe_words_ppl cannot be paired (a probe task must log a per-item correctness such as acc "
-        f"or exact_match in its samples): no usable samples on the before side: before: {LEFT_OUT}"
+        f"the probe tasks {', '.join(tasks)} cannot be paired (a probe task must log a per-item correctness such as "
+        f"acc or exact_match in its samples): {cause}"
     )
     assert not out.exists() and probes.done == [] and probes.baseline is None
 
@@ -874,8 +904,10 @@ def test_a_probe_written_in_part_is_removed_and_named(probed: SimpleNamespace, m
     fill_the_disk_after_two_sample_lines(monkeypatch)
     with pytest.raises(PairingError) as caught:
         probed.probes.probe(probed.model, 6)
-    assert str(caught.value).startswith(
+    assert str(caught.value) == (
         f"the probe {probed.out / 'step_0006'} was not written whole (2 of the 8 sample lines of probe_words; "
+        "lm-eval: Could not save sample results; OSError(28, 'No space left on device')): check the free space and "
+        f"the permissions of {probed.out}; the half-written probe was removed"
     )
     assert sorted(p.name for p in probed.out.iterdir() if p.name.startswith((".", "step_"))) == [
         "step_0000",
@@ -898,22 +930,6 @@ def test_a_generative_probe_says_the_reply_budget_it_chose(
     probes.start(model, 0)
     assert probes.generative == ["probe_words_gen"]
     assert capsys.readouterr().out == f"forgetting probes: probe_words_gen {probe_budget(None, 64)[1]}\n"
-
-
-def test_a_probe_task_the_pairing_leaves_out_is_refused_beside_one_it_pairs(tmp_path: Path, tiny: tuple) -> None:
-    model, tokenizer = tiny
-    task(tmp_path, metric="word_perplexity", output_type="loglikelihood_rolling")
-    out = tmp_path / "out"
-    probes = Probes(["probe_words", "probe_words_ppl"], out, include_path=task(tmp_path), limit=2)
-    probes.wrap(model, tokenizer)
-    with pytest.raises(PairingError) as caught:
-        probes.start(model, 0)
-    left = LEFT_OUT
-    assert str(caught.value) == (
-        "the probe tasks probe_words, probe_words_ppl cannot be paired (a probe task must log a per-item correctness "
-        f"such as acc or exact_match in its samples): before: {left}; after: {left}"
-    )
-    assert not out.exists()
 
 
 def test_the_chosen_samples_are_probed(tmp_path: Path, tiny: tuple) -> None:
@@ -952,19 +968,16 @@ class Ranks:
 
 
 def test_the_main_process_does_the_work_and_tells_the_other_ranks_how_it_went(monkeypatch: pytest.MonkeyPatch) -> None:
-    def fails() -> None:
-        raise ValueError("no curve")
-
     main = Ranks(0, 2).patch(monkeypatch)
     assert distributed() and _is_main()
     assert on_main(lambda: 5, "the curve") == 5
     with pytest.raises(ValueError, match="^no curve$"):
-        on_main(fails, "the curve")
+        on_main(no_curve, "the curve")
     assert main.broadcast == [([None], 0), (["ValueError: no curve"], 0)]
 
     other = Ranks(1, 2, sent=None).patch(monkeypatch)
     assert distributed() and not _is_main()
-    assert on_main(fails, "the curve") is None  # the work is the main process's
+    assert on_main(no_curve, "the curve") is None  # the work is the main process's
     other.sent = "ValueError: no curve"
     with pytest.raises(RuntimeError) as caught:
         on_main(lambda: 5, "the curve")
@@ -1043,14 +1056,8 @@ def test_the_task_index_is_this_projects_and_include_paths_unless_a_task_is_else
     assert made == [([task_dir()], False, None)]
 
 
-def busy(seconds: float) -> None:
-    end = time.process_time() + seconds
-    while time.process_time() < end:
-        pass
-
-
 def paired_steps(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, bool]]:
-    """``pair`` as the probes call it, recorded: each pairing costs 0.05 CPU seconds and its figures name the steps
+    """``pair`` as the probes call it, recorded: each pairing runs ``busy(0.05)`` and its figures name the steps
     paired (F_true = the later step / 100, BT_true = the earlier one / 100)."""
     import postforget_lmeval.training.probes as probes_module
 
@@ -1139,19 +1146,12 @@ def test_the_first_probe_is_checked_by_pairing_a_copy_of_itself(
         assert str(caught.value) == message + cause
 
 
-def test_a_start_that_fails_removes_what_the_probes_wrote_and_says_what_to_do(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    model = object()
-    failures: list = [
-        RuntimeError("lm-eval's own error"),
-        AssertionError("the context is longer than the maximum sequence length"),
-        PairingError("a probe written in part"),
-        None,
-    ]
+def scripted(probes: Probes, failures: list, check_first: Callable[[], None] = lambda: None) -> Probes:
+    """``probes`` of a model lm-eval is not run on: each probe writes step 3 as a real one would, then raises the
+    next of ``failures`` (None: it succeeds); ``check_first`` stands for the first probe's pairing."""
 
-    def probe(given: object, step: int) -> Path:
-        assert given is model and step == 3
+    def probe(model: object, step: int) -> Path:
+        assert step == 3
         directory = probes.out / "step_0003"
         directory.mkdir()
         probes.done.append(Probe(step, directory, 1.0))
@@ -1161,38 +1161,52 @@ def test_a_start_that_fails_removes_what_the_probes_wrote_and_says_what_to_do(
             raise failure
         return directory
 
+    probes.lm = SimpleNamespace(max_length=64)
+    probes.probe, probes.check_first = probe, check_first
+    return probes
+
+
+def test_a_start_that_fails_removes_what_the_probes_wrote_and_says_what_to_do(tmp_path: Path) -> None:
     def check_first() -> None:
         raise PairingError("the first probe cannot be paired")
 
-    for failure in (
+    failures: list = [
+        RuntimeError("lm-eval's own error"),
+        AssertionError("the context is longer than the maximum sequence length"),
+        PairingError("a probe written in part"),
+        None,
+    ]
+    for message in (
         "lm-eval cannot run the probe tasks a, b (RuntimeError: lm-eval's own error); check the task ",
         "lm-eval cannot run the probe tasks a, b (AssertionError: the context is longer than the maximum sequence "
         "length); the reply budget does not fit the model's 64-token context",
         "a probe written in part",
         "the first probe cannot be paired",
     ):
-        probes = Probes(["a", "b"], tmp_path / "new" / "out")
-        probes.lm = SimpleNamespace(max_length=64)
-        probes.probe, probes.check_first = probe, check_first
-        with pytest.raises(PairingError, match=f"^{re.escape(failure)}"):
-            probes.start(model, 3)
+        probes = scripted(Probes(["a", "b"], tmp_path / "new" / "out"), failures, check_first)
+        with pytest.raises(PairingError, match=f"^{re.escape(message)}"):
+            probes.start(object(), 3)
         assert not (tmp_path / "new").exists() and probes.done == []
 
+
+def test_a_start_announces_the_reply_budget_it_chose_for_generative_tasks_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "mine").mkdir()
-    probes = Probes(["a"], tmp_path / "mine")
-    probes.lm = SimpleNamespace(max_length=64)
-    probes.probe, probes.check_first = probe, lambda: None
-    failures.append(None)
-    probes.generative, probes.budget_note = ["a", "b"], "generate: each probe reply stops at 16 tokens"
-    assert probes.start(model, 3) == tmp_path / "mine" / "step_0003"
-    assert probes.made == []  # the folder was there: not the probes' to remove
-    assert capsys.readouterr().out == "forgetting probes: a, b generate: each probe reply stops at 16 tokens\n"
-    for generative, note in ((["a"], ""), ([], "generate: each probe reply stops at 16 tokens")):
-        shutil.rmtree(tmp_path / "mine" / "step_0003")
+    failures: list = []
+    probes = scripted(Probes(["a"], tmp_path / "mine"), failures)
+    note = "generate: each probe reply stops at 16 tokens"
+    for generative, budget_note, printed in (
+        (["a", "b"], note, f"forgetting probes: a, b {note}\n"),
+        (["a"], "", ""),  # the user chose the budget
+        ([], note, ""),  # no generative task
+    ):
+        shutil.rmtree(tmp_path / "mine" / "step_0003", ignore_errors=True)
         failures.append(None)
-        probes.generative, probes.budget_note = generative, note
-        probes.start(model, 3)
-        assert capsys.readouterr().out == ""
+        probes.generative, probes.budget_note = generative, budget_note
+        assert probes.start(object(), 3) == tmp_path / "mine" / "step_0003"
+        assert capsys.readouterr().out == printed
+    assert probes.made == []  # the folder was there: not the probes' to remove
 
 
 def test_the_curve_needs_two_probes_and_is_written_in_the_output_folder(
