@@ -1146,12 +1146,12 @@ def test_the_first_probe_is_checked_by_pairing_a_copy_of_itself(
         assert str(caught.value) == message + cause
 
 
-def scripted(probes: Probes, failures: list, check_first: Callable[[], None] = lambda: None) -> Probes:
-    """``probes`` of a model lm-eval is not run on: each probe writes step 3 as a real one would, then raises the
-    next of ``failures`` (None: it succeeds); ``check_first`` stands for the first probe's pairing."""
+def scripted(probes: Probes, model: object, failures: list, check_first: Callable[[], None] = lambda: None) -> Probes:
+    """``probes`` of ``model``, which lm-eval is not run on: each probe writes step 3 as a real one would, then
+    raises the next of ``failures`` (None: it succeeds); ``check_first`` stands for the first probe's pairing."""
 
-    def probe(model: object, step: int) -> Path:
-        assert step == 3
+    def probe(given: object, step: int) -> Path:
+        assert given is model and step == 3
         directory = probes.out / "step_0003"
         directory.mkdir()
         probes.done.append(Probe(step, directory, 1.0))
@@ -1183,9 +1183,10 @@ def test_a_start_that_fails_removes_what_the_probes_wrote_and_says_what_to_do(tm
         "a probe written in part",
         "the first probe cannot be paired",
     ):
-        probes = scripted(Probes(["a", "b"], tmp_path / "new" / "out"), failures, check_first)
+        model = object()
+        probes = scripted(Probes(["a", "b"], tmp_path / "new" / "out"), model, failures, check_first)
         with pytest.raises(PairingError, match=f"^{re.escape(message)}"):
-            probes.start(object(), 3)
+            probes.start(model, 3)
         assert not (tmp_path / "new").exists() and probes.done == []
 
 
@@ -1194,7 +1195,8 @@ def test_a_start_announces_the_reply_budget_it_chose_for_generative_tasks_only(
 ) -> None:
     (tmp_path / "mine").mkdir()
     failures: list = []
-    probes = scripted(Probes(["a"], tmp_path / "mine"), failures)
+    model = object()
+    probes = scripted(Probes(["a"], tmp_path / "mine"), model, failures)
     note = "generate: each probe reply stops at 16 tokens"
     for generative, budget_note, printed in (
         (["a", "b"], note, f"forgetting probes: a, b {note}\n"),
@@ -1204,7 +1206,7 @@ def test_a_start_announces_the_reply_budget_it_chose_for_generative_tasks_only(
         shutil.rmtree(tmp_path / "mine" / "step_0003", ignore_errors=True)
         failures.append(None)
         probes.generative, probes.budget_note = generative, budget_note
-        assert probes.start(object(), 3) == tmp_path / "mine" / "step_0003"
+        assert probes.start(model, 3) == tmp_path / "mine" / "step_0003"
         assert capsys.readouterr().out == printed
     assert probes.made == []  # the folder was there: not the probes' to remove
 
