@@ -106,14 +106,20 @@ def test_one_seed_before_three_after_reads_the_unmatched_after_seeds(tmp_path: P
     assert bool(row["noise_shared_seed"]) and noise.SHARED in row["noise_note"]
 
 
+TWO_SEEDS = {
+    "0": {"before": "1110", "after": "1110", "seeds": "0~7"},
+    "1": {"before": "1101", "after": "1101", "seeds": "1~8"},
+}
+"""Two paired seeds (0~7, 1~8), each side 1110 then 1101 on items 0-3: F 1/4, BT 1/4, accuracies 3/4."""
+
+
 def test_an_unmatched_seed_without_a_number_and_an_item_only_it_logged_count_for_the_floor() -> None:
     # paired seeds 0~7 and 1~8, each side 1110 then 1101 on items 0-3; after also a run without a seed ("none",
     # unmatched): 1101 and item 4, which no paired run logged. Each pair reads the items both runs logged (0-3).
     # Before: F 1/4, BT 1/4: 1/4. After: (7, 8) 1/4, (7, none) 1/4, (8, none) 0: 1/6. Pooled 5/24. F_true (k 4,
     # accuracies 3/4, chance 1/48): after (11/48 + 11/48 + 0) / 3 = 11/72; item 4 is read too (its k is known:
     # the chance baseline needs every item's), in no pair
-    bits = {"0": {"before": "1110", "after": "1110", "seeds": "0~7"}, "1": {"before": "1101", "after": "1101",
-                                                                           "seeds": "1~8"}}  # fmt: skip
+    bits = TWO_SEEDS
     unmatched = _unmatched("after", {"none": "11011"})
     rows, _, texts = noise.noise_floor(_paired(bits), n_boot=10, unmatched=unmatched)
     assert rows["F_noise_before"].tolist() == pytest.approx([0.25] * 2)
@@ -190,8 +196,7 @@ def test_each_sub_benchmark_reads_its_own_k_when_categories_sort_otherwise_than_
     # accuracies 3/4. F_true floor: a_task 1/4 - 1/16 = 3/16, z_task 1/4 - 1/48 = 11/48 (swapped if k were read
     # in sub-benchmark order against items in category order). m_task (category A, first in order) has one seed:
     # no floor, and the sub-benchmarks after it still have theirs
-    two = {"0": {"before": "1110", "after": "1110", "seeds": "0~7"}, "1": {"before": "1101", "after": "1101",
-                                                                          "seeds": "1~8"}}  # fmt: skip
+    two = TWO_SEEDS
     frames = [
         _paired(bits, k=[k] * 4).assign(subtask=name, category=category)
         for name, category, k, bits in (
@@ -248,8 +253,7 @@ def test_a_replicate_without_an_item_logged_under_both_seeds_has_no_floor_and_wa
 def test_the_floor_true_needs_two_or_more_options_on_every_item() -> None:
     # each side: s0 1110, s1 1101: F 1/4, BT 1/4, accuracies 3/4. Two options (k_eff 2): chance 1/16 / 1, F_true
     # floor 3/16. One item of one option, or of no known k: no chance baseline, no F_true floor; F's stays 1/4.
-    bits = {"0": {"before": "1110", "after": "1110", "seeds": "0~7"}, "1": {"before": "1101", "after": "1101",
-                                                                           "seeds": "1~8"}}  # fmt: skip
+    bits = TWO_SEEDS
     rows, _, _ = noise.noise_floor(_paired(bits, k=[2.0] * 4), n_boot=10)
     assert rows["F_true_noise_before"].tolist() == pytest.approx([3 / 16] * 2)
     assert rows["F_true_noise"].tolist() == pytest.approx([3 / 16] * 2)

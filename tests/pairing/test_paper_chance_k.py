@@ -1,9 +1,7 @@
 """``--chance-k paper``: the k of the paper's analysis code, every BBH value pinned and checked against the notes on
-that code and the method's specification beside the checkout."""
+that code read point by point (the reference material beside the checkout)."""
 
 from __future__ import annotations
-
-import re
 
 import pytest
 
@@ -19,7 +17,6 @@ PAPER_BBH_K = {
     "temporal_sequences": 4, "tracking_shuffled_objects_three_objects": 3, "tracking_shuffled_objects_five_objects": 5,
     "tracking_shuffled_objects_seven_objects": 7, "web_of_lies": 2,
 }  # fmt: skip
-SPEC = paths.ROOT.parent / "shared" / "SPEC.md"
 FINDINGS = paths.REFERENCE / "paper" / "FINDINGS.md"
 
 
@@ -27,27 +24,6 @@ def test_every_bbh_k_is_the_papers() -> None:
     assert chance_k.BBH_K == PAPER_BBH_K
     for name, k in PAPER_BBH_K.items():
         assert chance_k.official_k(f"bbh_{name}") == float(k)
-
-
-def _expand(text: str) -> list[tuple[str, int]]:
-    """``name 2`` and ``name_three/five/seven_objects 3/5/7`` entries of a comma-separated list."""
-    out = []
-    for name, ks in re.findall(r"([A-Za-z_/]+) (\d+(?:/\d+)*)", text):
-        values = [int(k) for k in ks.split("/")]
-        if len(values) == 1:
-            out.append((name, values[0]))
-            continue
-        head, _, tail = name.partition("three/five/seven")
-        out += [(f"{head}{n}{tail}", k) for n, k in zip(("three", "five", "seven"), values)]
-    return out
-
-
-@pytest.mark.skipif(not SPEC.is_file(), reason="the method's specification is not beside the checkout")
-def test_the_table_is_the_specifications() -> None:
-    text = " ".join(SPEC.read_text(encoding="utf-8").split())
-    listed = text.split("BBH k (options per task, from the reference analysis code): ")[1].split(". Where")[0]
-    listed = re.sub(r"\([^)]*\)", "", listed)  # object_counting's note on its answers
-    assert dict(_expand(listed)) == PAPER_BBH_K
 
 
 @pytest.mark.skipif(not FINDINGS.is_file(), reason="the notes on the paper's code are not beside the checkout")

@@ -11,17 +11,43 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from postforget_lmeval.sources import ReadRequest, RunRead, TaskRun
+from postforget_lmeval.sources._inspect import SOURCE
 from tests.helpers import paths
 
 FIXTURES = paths.FIXTURES / "inspect"
 CAPITALS_LOG = "*synth-capitals*.eval"
 ALGEBRA_LOG = "*abstract-algebra*.eval"
+CAPITALS = "synth_capitals"
 
 
 def copy_side(folder: str, dest: Path) -> Path:
     """A copy of one fixture folder (``before_eval`` ...) at ``dest``."""
     shutil.copytree(FIXTURES / folder, dest)
     return dest
+
+
+def task_run(folder: Path, task: str = CAPITALS) -> TaskRun:
+    """The run of ``task`` that the inspect source finds in ``folder``."""
+    (run,) = [r for r in SOURCE.find_runs(folder).task_runs if r.task == task]
+    return run
+
+
+def read_task(folder: Path, task: str = CAPITALS, rescore: str | None = None) -> tuple[TaskRun, RunRead]:
+    """The run of ``task`` in ``folder`` and what the inspect source reads of it (rescored with ``rescore``)."""
+    run = task_run(folder, task)
+    (read,) = SOURCE.read([ReadRequest(run, None, None, rescore)], 1, None)
+    return run, read
+
+
+def changed_capitals(
+    tmp_path: Path, changes: dict[str, Callable[[dict[str, Any]], object]], rescore: str | None = None
+) -> tuple[Path, RunRead]:
+    """A copy of the capitals log of ``before_eval`` in ``tmp_path`` with the JSON of the members named in
+    ``changes`` edited in place by their function, and what the inspect source reads of it."""
+    log = next(copy_side("before_eval", tmp_path / "before").glob(CAPITALS_LOG))
+    rewrite(log, {member: edit_json(change) for member, change in changes.items()})
+    return log, read_task(log.parent, rescore=rescore)[1]
 
 
 def rewrite(log: Path, changes: dict[str, Callable[[bytes], bytes | None]]) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from postforget_lmeval import pair
 from postforget_lmeval.pairing.results import PairingError
-from postforget_lmeval.sources import Problem, ReadRequest, RunRead, TaskRun
+from postforget_lmeval.sources import Problem, ReadRequest
 from postforget_lmeval.sources._inspect import SOURCE
 from tests.helpers import paths
 from tests.sources.inspect_logs import (
@@ -26,6 +26,7 @@ from tests.sources.inspect_logs import (
     copy_side,
     edit_json,
     overstate_size,
+    read_task,
     rewrite,
 )
 
@@ -185,19 +186,13 @@ def test_a_json_log_with_a_byte_that_is_not_utf8_in_a_sample_is_read_up_to_it_wi
     assert warning.endswith("); the rest of task synth_capitals is not read")
 
 
-def _read(folder: Path, task: str = "synth_capitals") -> tuple[TaskRun, RunRead]:
-    (run,) = [r for r in SOURCE.find_runs(folder).task_runs if r.task == task]
-    (read,) = SOURCE.read([ReadRequest(run, None, None)], 1, None)
-    return run, read
-
-
 def test_a_header_without_sample_ids_or_results_gives_no_rows_and_says_why(tmp_path):
     """A log of an old inspect_ai lacks ``sample_ids``; one of a run still going has no ``results`` yet."""
     before = copy_side("before_eval", tmp_path / "before")
     log = next(before.glob(CAPITALS_LOG))
     rewrite(log, {"header.json": edit_json(lambda d: (d["eval"]["dataset"].update(sample_ids=None),
                                                       d.update(results=None)))})  # fmt: skip
-    run, read = _read(before)
+    run, read = read_task(before)
     assert (run.n_expected, run.metrics) == (None, ())
     assert read.rows.columns == {"doc_id": [], "doc_hash": [], "correct": [], "locator": []}
     assert (read.request, read.rows.run, read.rows.file) == (ReadRequest(run, None, None), run, str(log))
@@ -213,7 +208,7 @@ def test_unreadable_and_unlisted_samples_are_counted_and_the_first_three_named(t
     for i in (1, 2, 3):
         changes[f"samples/aa-{i}_epoch_2.json"] = edit_json(lambda d, i=i: d.update(id=f"zz-{i}"))
     rewrite(log, changes)
-    _, read = _read(before, ALGEBRA)
+    _, read = read_task(before, ALGEBRA)
     cause = CHANGES["null score"][1]
     assert read.problems == [
         Problem(str(log), f"4 sample(s) of task {ALGEBRA} cannot be read and are skipped: samples/aa-1_epoch_1.json: "
@@ -233,7 +228,7 @@ def test_a_json_log_cut_short_counts_the_samples_before_the_cut_and_the_ones_mis
     doc = json.loads(log.read_text())
     doc["samples"][1]["scores"]["choice"] = None
     log.write_bytes(byte_not_utf8_in_last_sample(json.dumps(doc, indent=2).encode()))
-    _, read = _read(before)
+    _, read = read_task(before)
     cut, unreadable, incomplete = read.problems
     assert (cut.path, cut.kind, cut.count) == (str(log), "unreadable", 1)
     assert cut.message.startswith(
@@ -251,7 +246,7 @@ def test_a_log_missing_samples_says_how_many_of_those_planned_it_holds(tmp_path)
     log = next(before.glob(CAPITALS_LOG))
     rewrite(log, {"samples/1_epoch_1.json": CHANGES["null score"][0], "samples/6_epoch_1.json": lambda _: None,
                   "samples/2_epoch_1.json": edit_json(lambda d: d.update(id=99))})  # fmt: skip
-    _, read = _read(before)
+    _, read = read_task(before)
     assert [(p.kind, p.count) for p in read.problems] == [("malformed", 1), ("malformed", 1), ("incomplete", 1)]
     assert read.problems[2].message == "holds 5 of the 6 samples inspect_ai planned (status success)"
     assert read.rows.columns["doc_id"] == [3, 4, 5]
@@ -283,7 +278,7 @@ def test_a_header_without_epochs_is_one_epoch(tmp_path):
     before = copy_side("before_eval", tmp_path / "before")
     log = next(before.glob(CAPITALS_LOG))
     rewrite(log, {"header.json": edit_json(lambda d: d["eval"]["config"].update(epochs=None))})
-    run, read = _read(before)
+    run, read = read_task(before)
     assert (run.repeats, run.n_expected, read.rows.columns["replicate"], read.notes) == (1, 6, [0] * 6, [])
     assert SOURCE.load_item(str(log), 5).responses == ["I am not sure which one it is."]
 
@@ -301,7 +296,7 @@ def test_a_sample_that_failed_before_the_model_replied_is_skipped_and_the_sample
     before = copy_side("before_eval", tmp_path / "before")
     log = next(before.glob(CAPITALS_LOG))
     rewrite(log, {"samples/3_epoch_1.json": edit_json(errored)})
-    _, read = _read(before)
+    _, read = read_task(before)
     assert read.problems == [Problem(str(log), "1 sample(s) without a correct/incorrect choice score skipped",
                                      "non_binary", 1)]  # fmt: skip
     assert read.rows.columns["doc_id"] == [1, 2, 4, 5, 6]
@@ -319,6 +314,6 @@ def test_a_sample_holding_an_event_of_a_newer_inspect_ai_is_read_and_read_back(t
     before = copy_side("before_eval", tmp_path / "before")
     log = next(before.glob(CAPITALS_LOG))
     rewrite(log, {"samples/1_epoch_1.json": edit_json(newer_event)})
-    _, read = _read(before)
+    _, read = read_task(before)
     assert (read.problems, read.rows.columns["doc_id"]) == ([], [1, 2, 3, 4, 5, 6])
     assert SOURCE.load_item(str(log), 0).responses == ["Let me think about each option in turn.\n\nANSWER: A"]

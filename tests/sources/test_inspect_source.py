@@ -30,7 +30,7 @@ from postforget_lmeval.sources._inspect import SOURCE
 from postforget_lmeval.sources._inspect_log import subtask_and_category
 from tests.helpers import paths
 from tests.helpers.lmeval_runs import pf_record, sample_line, write_run
-from tests.sources.inspect_logs import byte_not_utf8_in_last_sample
+from tests.sources.inspect_logs import byte_not_utf8_in_last_sample, changed_capitals
 
 inspect_log = pytest.importorskip("inspect_ai.log", reason="the inspect extra is not installed")
 
@@ -235,6 +235,14 @@ def test_a_log_without_samples_is_an_error_naming_the_file_and_the_option(tmp_pa
     )
 
 
+def no_scorer(logged: str) -> str:
+    """The problem of the capitals task when no scorer logs correct/incorrect values; ``logged``: the scorers it has."""
+    return (
+        "task synth_capitals has no multiple-choice scorer (one whose values are correct/incorrect; logged: "
+        f"{logged}): score the task with inspect_ai's choice() (or another C/I scorer) to pair it"
+    )
+
+
 def test_a_task_without_a_multiple_choice_scorer_is_an_error_naming_the_file_and_the_scorer():
     with pytest.raises(PairingError) as e:
         pair(FIXTURES / "bad" / "no_binary_scorer", FIXTURES / "after_eval")
@@ -243,9 +251,7 @@ def test_a_task_without_a_multiple_choice_scorer_is_an_error_naming_the_file_and
     assert "overlap" in str(e.value)  # the scorer it logged
     (run,) = SOURCE.find_runs(FIXTURES / "bad" / "no_binary_scorer").task_runs
     (read,) = SOURCE.read([ReadRequest(run, None, None)], 1, None)
-    assert read.problems == [Problem(str(log), (
-        "task synth_capitals has no multiple-choice scorer (one whose values are correct/incorrect; logged: overlap): "
-        "score the task with inspect_ai's choice() (or another C/I scorer) to pair it"), "no_metric", 6)]  # fmt: skip
+    assert read.problems == [Problem(str(log), no_scorer("overlap"), "no_metric", 6)]
     assert len(read.rows) == 0 and read.info == {"filter": "none", "metric": None, "lines": 0, "items": 0,
                                                  "extractors": []}  # fmt: skip
 
@@ -343,17 +349,6 @@ def test_reading_tells_progress_the_bytes_read_after_each_log():
     assert first > 0 and told == [(first, total), (total, total)]
 
 
-def _capitals_read(folder: Path, changes: dict, rescore: str | None = None):
-    """The capitals log of ``folder`` with its members changed (``inspect_logs.rewrite``), read."""
-    from tests.sources.inspect_logs import CAPITALS_LOG, edit_json, rewrite
-
-    log = next(folder.glob(CAPITALS_LOG))
-    rewrite(log, {member: edit_json(change) for member, change in changes.items()})
-    (run,) = [r for r in SOURCE.find_runs(folder).task_runs if r.task == CAPITALS]
-    (read,) = SOURCE.read([ReadRequest(run, None, None, rescore)], 1, None)
-    return log, read
-
-
 def _stopped_at_the_budget(sample: dict) -> None:
     sample["output"]["choices"][0]["stop_reason"] = "max_tokens"
 
@@ -363,7 +358,7 @@ def test_a_reply_cut_at_the_token_budget_without_an_answer_is_unfinished_unless_
         _stopped_at_the_budget(sample)
         sample["scores"]["choice"].update(value="N", answer="")
 
-    _, read = _capitals_read(shutil.copytree(FIXTURES / "before_eval", tmp_path / "b"), {
+    _, read = changed_capitals(tmp_path, {
         "samples/4_epoch_1.json": _stopped_at_the_budget, "samples/5_epoch_1.json": no_answer,
         "samples/6_epoch_1.json": _stopped_at_the_budget,
     })  # fmt: skip
@@ -376,7 +371,7 @@ def test_samples_without_a_correct_incorrect_value_of_the_scorer_are_skipped_and
     def several_values(sample: dict) -> None:
         sample["scores"]["choice"]["value"] = ["C", "I"]
 
-    log, read = _capitals_read(shutil.copytree(FIXTURES / "before_eval", tmp_path / "b"), {
+    log, read = changed_capitals(tmp_path, {
         "samples/2_epoch_1.json": several_values, "samples/4_epoch_1.json": lambda sample: sample.update(scores=None),
     })  # fmt: skip
     assert read.problems == [Problem(str(log), "2 sample(s) without a correct/incorrect choice score skipped",
@@ -385,13 +380,11 @@ def test_samples_without_a_correct_incorrect_value_of_the_scorer_are_skipped_and
 
 
 def test_samples_without_any_score_name_no_scorer(tmp_path):
-    log, read = _capitals_read(
-        shutil.copytree(FIXTURES / "before_eval", tmp_path / "b"),
+    log, read = changed_capitals(
+        tmp_path,
         {f"samples/{i}_epoch_1.json": lambda s: s.update(scores=None) for i in range(1, 7)},
     )
-    assert read.problems == [Problem(str(log), (
-        "task synth_capitals has no multiple-choice scorer (one whose values are correct/incorrect; logged: none): "
-        "score the task with inspect_ai's choice() (or another C/I scorer) to pair it"), "no_metric", 6)]  # fmt: skip
+    assert read.problems == [Problem(str(log), no_scorer("none"), "no_metric", 6)]
 
 
 def test_an_input_of_chat_messages_is_their_texts_line_by_line_in_the_hash_and_the_question(tmp_path):
@@ -400,7 +393,7 @@ def test_an_input_of_chat_messages_is_their_texts_line_by_line_in_the_hash_and_t
         {"role": "system", "content": "Réponds d'un mot."},
         {"role": "user", "content": "Capitale de Broutregoth ?"},
     ]
-    log, read = _capitals_read(shutil.copytree(FIXTURES / "before_eval", tmp_path / "b"),
+    log, read = changed_capitals(tmp_path,
                                {"samples/1_epoch_1.json": lambda sample: sample.update(input=messages)})  # fmt: skip
     question = "Réponds d'un mot.\nCapitale de Broutregoth ?"
     item = json.dumps([question, ["Vell", "Sarn", "Ilo"], "A"], ensure_ascii=False).encode("utf-8")
@@ -419,7 +412,7 @@ def _replied(text: str, **fields) -> Callable[[dict], None]:
 
 
 def test_rescoring_reads_letters_where_the_target_is_several_and_keeps_the_logged_score_without_options(tmp_path):
-    log, read = _capitals_read(shutil.copytree(FIXTURES / "before_eval", tmp_path / "b"), {
+    log, read = changed_capitals(tmp_path, {
         "samples/1_epoch_1.json": _replied("ANSWER: A, C", target=["A", "C"]),  # gold AC: read as letters, right
         "samples/2_epoch_1.json": _replied("ANSWER: A, C"),  # gold C: one letter expected, two given: no answer
         "samples/4_epoch_1.json": _replied("ANSWER: B", choices=None),  # no options to rescore against
@@ -443,9 +436,6 @@ def test_a_task_with_several_graded_scorers_names_each_in_the_no_scorer_problem(
         choice = sample["scores"]["choice"]
         sample["scores"] = {"overlap": dict(choice, value=0.5), "bleu": dict(choice, value=0.25)}
 
-    log, read = _capitals_read(shutil.copytree(FIXTURES / "before_eval", tmp_path / "b"),
+    log, read = changed_capitals(tmp_path,
                                {f"samples/{i}_epoch_1.json": graded for i in range(1, 7)})  # fmt: skip
-    assert [p.message for p in read.problems] == [
-        "task synth_capitals has no multiple-choice scorer (one whose values are correct/incorrect; logged: bleu, "
-        "overlap): score the task with inspect_ai's choice() (or another C/I scorer) to pair it"
-    ]
+    assert [p.message for p in read.problems] == [no_scorer("bleu, overlap")]

@@ -12,21 +12,16 @@ import pytest
 
 from postforget_lmeval.sources import ReadRequest
 from postforget_lmeval.sources._inspect import SOURCE
-from tests.sources.inspect_logs import CAPITALS_LOG, copy_side, edit_json, rewrite
+from tests.sources.inspect_logs import CAPITALS_LOG, copy_side, edit_json, rewrite, task_run
 
 pytest.importorskip("inspect_ai.log", reason="the inspect extra is not installed")
-
-
-def _capitals(folder):
-    (run,) = [r for r in SOURCE.find_runs(folder).task_runs if r.task == "synth_capitals"]
-    return run
 
 
 def test_the_runs_seed_wins_over_the_models_seed(tmp_path):
     folder = copy_side("before_eval", tmp_path / "before")
     rewrite(next(folder.glob(CAPITALS_LOG)),
             {"header.json": edit_json(lambda d: d["eval"]["model_generate_config"].update(seed=7))})  # fmt: skip
-    run = _capitals(folder)
+    run = task_run(folder)
     assert (run.seed, run.seed_source) == (0, "plan.config.seed")
 
 
@@ -37,7 +32,7 @@ def test_a_run_with_neither_seed_logged_has_no_seed_and_says_where_it_looked(tmp
         header["plan"]["config"]["seed"] = header["eval"]["model_generate_config"]["seed"] = None
 
     rewrite(next(folder.glob(CAPITALS_LOG)), {"header.json": edit_json(unseeded)})
-    run = _capitals(folder)
+    run = task_run(folder)
     assert (run.seed, run.seed_source) == (
         None,
         "none logged (neither plan.config.seed nor eval.model_generate_config.seed)",
@@ -46,7 +41,7 @@ def test_a_run_with_neither_seed_logged_has_no_seed_and_says_where_it_looked(tmp
 
 def test_choice_wins_over_a_correct_incorrect_scorer_listed_before_it(tmp_path):
     folder = copy_side("before_eval", tmp_path / "before")
-    run = _capitals(folder)
+    run = task_run(folder)
     (logged,) = SOURCE.read([ReadRequest(run, None, None)], 1, None)
 
     def disagree(sample: dict) -> None:
@@ -55,7 +50,7 @@ def test_choice_wins_over_a_correct_incorrect_scorer_listed_before_it(tmp_path):
         sample["scores"] = {"exact": other, "choice": choice}
 
     rewrite(next(folder.glob(CAPITALS_LOG)), {f"samples/{i}_epoch_1.json": edit_json(disagree) for i in range(1, 7)})
-    (read,) = SOURCE.read([ReadRequest(_capitals(folder), None, None)], 1, None)
+    (read,) = SOURCE.read([ReadRequest(task_run(folder), None, None)], 1, None)
     assert read.info["metric"] == "choice"
     assert read.rows.columns["correct"] == logged.rows.columns["correct"] == [1, 1, 1, 0, 1, 0]
 
@@ -69,7 +64,7 @@ def test_the_runs_generation_budget_wins_over_the_models(tmp_path, plan, model, 
         header["eval"]["model_generate_config"]["max_tokens"] = model
 
     rewrite(next(folder.glob(CAPITALS_LOG)), {"header.json": edit_json(budgets)})
-    assert _capitals(folder).max_gen_toks == budget
+    assert task_run(folder).max_gen_toks == budget
 
 
 def test_without_choice_the_first_scorer_whose_every_value_is_correct_incorrect_is_read(tmp_path):
@@ -80,5 +75,5 @@ def test_without_choice_the_first_scorer_whose_every_value_is_correct_incorrect_
         sample["scores"] = {"overlap": dict(choice, value=0.5), "exact": choice}
 
     rewrite(next(folder.glob(CAPITALS_LOG)), {f"samples/{i}_epoch_1.json": edit_json(renamed) for i in range(1, 7)})
-    (read,) = SOURCE.read([ReadRequest(_capitals(folder), None, None)], 1, None)
+    (read,) = SOURCE.read([ReadRequest(task_run(folder), None, None)], 1, None)
     assert (read.info["metric"], read.rows.columns["correct"], read.problems) == ("exact", [1, 1, 1, 0, 1, 0], [])

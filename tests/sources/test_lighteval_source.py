@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -197,20 +198,41 @@ def test_item_table_reads_correctness_answer_gold_k_and_response_length(version)
 REPLY = "Let me think. " * ((1 << 20) // 14) + "\nAnswer: B"  # 1 MB: compressed to a few KB in the parquet file
 
 
+def _mmlu_seed0(folder: Path) -> TaskRun:
+    """The mmlu run of seed 0 among the runs in ``folder``."""
+    return next(r for r in SOURCE.find_runs(folder).task_runs if r.seed == 0 and "mmlu" in r.task)
+
+
+def _after_mmlu_seed0(tmp_path: Path, version: str) -> tuple[TaskRun, pa.Table]:
+    """A copy of the after side; its mmlu run of seed 0 and that run's details table."""
+    shutil.copytree(FIXTURES / version / "after", tmp_path / "after")
+    run = _mmlu_seed0(tmp_path / "after")
+    return run, pq.read_table(run.samples_path)
+
+
+def _write_rows(path: Path, rows: list[dict], schema: pa.Schema) -> None:
+    """``rows`` written as the details file ``path``."""
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+
+
+def _set_replies(row: dict, version: str, texts: list[str] | None) -> None:
+    """The generations of ``row`` as ``version`` logs them: 0.10 ``predictions``, 0.13 the raw and the
+    post-processed ``model_response`` text."""
+    if version == "v0_10":
+        row["predictions"] = texts
+    else:
+        row["model_response"].update(text=texts, text_post_processed=texts)
+
+
 @pytest.mark.parametrize("version", VERSIONS)
 def test_reading_holds_no_reply_text_unless_rescoring(tmp_path, version):
     """The item table needs each reply's length only: Arrow counts it, and no reply becomes a Python string (nor
     the token ids, the logged doc or the prompt) unless rescoring reads the replies."""
-    shutil.copytree(FIXTURES / version / "after", tmp_path / "after")
-    run = next(r for r in SOURCE.find_runs(tmp_path / "after").task_runs if r.seed == 0 and "mmlu" in r.task)
-    table = pq.read_table(run.samples_path)
+    run, table = _after_mmlu_seed0(tmp_path, version)
     rows = table.to_pylist()
     for row in rows:
-        if version == "v0_10":
-            row["predictions"] = [REPLY]
-        else:
-            row["model_response"].update(text=[REPLY], text_post_processed=[REPLY])
-    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), run.samples_path)
+        _set_replies(row, version, [REPLY])
+    _write_rows(run.samples_path, rows, table.schema)
     SOURCE.read([ReadRequest(run, None, None)], 1, None)  # imports and caches outside the measure
     for rescore in (None, "lighteval"):
         tracemalloc.start()
@@ -240,11 +262,11 @@ def test_v010_items_pair_across_few_shot_and_chat_prompts():
 def _rewrite_after_item(src: Path, dst: Path, change) -> None:
     """A copy of the v0_13 pair whose after side has ``change(row)`` applied to an mmlu row with gold B (seed 0)."""
     shutil.copytree(src, dst)
-    path = next(r.samples_path for r in SOURCE.find_runs(dst / "after").task_runs if r.seed == 0 and "mmlu" in r.task)
+    path = _mmlu_seed0(dst / "after").samples_path
     table = pq.read_table(path)
     rows = table.to_pylist()
     change(next(r for r in rows if r["doc"]["gold_index"] == 1))
-    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+    _write_rows(path, rows, table.schema)
 
 
 def _swap_first_two_options(row) -> None:
@@ -264,16 +286,9 @@ def test_an_item_whose_query_lists_no_options_counts_its_logged_choices(tmp_path
         row["doc"].update(query="Question: How many generators does Z_8 have?\nAnswer:", choices=["A", "B", "C"])
 
     _rewrite_after_item(FIXTURES / "v0_13", tmp_path / "pair", no_option_lines)
-    run = next(r for r in SOURCE.find_runs(tmp_path / "pair" / "after").task_runs if r.seed == 0 and "mmlu" in r.task)
+    run = _mmlu_seed0(tmp_path / "pair" / "after")
     items = SOURCE.read([ReadRequest(run, None, None)], 1, None)[0].items
     assert items["k"].tolist() == [4.0, 3.0, 4.0, 4.0, 4.0, 4.0]  # the edited row is the second
-
-
-def _after_mmlu_seed0(tmp_path: Path, version: str) -> tuple[TaskRun, pa.Table]:
-    """A copy of the after side; its mmlu run of seed 0 and that run's details table."""
-    shutil.copytree(FIXTURES / version / "after", tmp_path / "after")
-    run = next(r for r in SOURCE.find_runs(tmp_path / "after").task_runs if r.seed == 0 and "mmlu" in r.task)
-    return run, pq.read_table(run.samples_path)
 
 
 def _without(table: pa.Table, dotted: str) -> pa.Table:
@@ -345,14 +360,11 @@ def test_the_response_is_the_first_generation_and_a_row_without_one_is_not_resco
     whole = SOURCE.read([ReadRequest(run, None, None)], 1, None)[0].items
     rows = table.to_pylist()
     for row, texts in zip(rows, (["Answer: A", "Answer: C\nDone."], [], None)):
-        if version == "v0_10":
-            row["predictions"] = texts
-        else:
-            row["model_response"].update(text=texts, text_post_processed=texts)
-    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), run.samples_path)
+        _set_replies(row, version, texts)
+    _write_rows(run.samples_path, rows, table.schema)
     (read,) = SOURCE.read([ReadRequest(run, None, None)], 1, None)
     chars = read.items["response_chars"].tolist()
-    assert chars[0] == 9.0 and chars[1] != chars[1] and chars[2] != chars[2]  # NaN: no generation
+    assert chars[0] == 9.0 and math.isnan(chars[1]) and math.isnan(chars[2])  # no generation
     assert chars[3:] == whole["response_chars"].tolist()[3:]
     (rescored,) = SOURCE.read([ReadRequest(run, None, None, "lighteval")], 1, None)
     assert rescored.items["answer"].tolist()[:3] == ["A", *whole["answer"][1:3]]
@@ -378,7 +390,7 @@ def test_every_gold_letter_of_a_multi_gold_item_is_read(tmp_path, version):
         at = doc.get_field_index("gold_index")
         doc = pa.struct([f.with_type(pa.list_(pa.int64())) if i == at else f for i, f in enumerate(doc)])
         schema = schema.set(schema.get_field_index("doc"), schema.field("doc").with_type(doc))
-    pq.write_table(pa.Table.from_pylist(rows, schema=schema), run.samples_path)
+    _write_rows(run.samples_path, rows, schema)
     items = SOURCE.read([ReadRequest(run, None, None)], 1, None)[0].items
     assert items["gold"].tolist()[:2] == ["C", "BD"]
 
@@ -390,7 +402,7 @@ def test_a_salad_bench_multi_answer_item_is_rescored_as_a_set_of_letters(tmp_pat
     rows = table.to_pylist()
     rows[1].update(gold=["B", "D"], predictions=["Both are unsafe.\nAnswer: B, D"])
     rows[2].update(predictions=["Answer: B, D"])  # gold A
-    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), run.samples_path)
+    _write_rows(run.samples_path, rows, table.schema)
     salad = dataclasses.replace(run, task="community|salad_bench_reasoning_letter:mrq|0")
     columns = ["subtask", "category", "gold", "answer", "status", "correct"]
     items = SOURCE.read([ReadRequest(salad, None, None, "strict")], 1, None)[0].items
@@ -408,7 +420,7 @@ def test_a_query_without_options_leaves_k_unknown_unless_the_task_hides_its_opti
     run, table = _after_mmlu_seed0(tmp_path, "v0_10")
     rows = table.to_pylist()
     rows[1]["example"] = "Question: How many generators does Z_8 have?\nAnswer:"
-    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), run.samples_path)
+    _write_rows(run.samples_path, rows, table.schema)
     for task, k in (
         ("community|mmlu_reasoning_letter:abstract_algebra|0", NAN),
         ("community|bbh_reasoning_letter:object_counting|0", 19.0),
@@ -434,7 +446,7 @@ def test_partial_scores_are_counted_with_five_examples(tmp_path):
     rows = table.to_pylist()
     for row, score in zip(rows, (0.5, 0.25, 0.75, 0.5, 2.0, 0.1)):
         row["metric"]["extractive_match"] = score
-    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), run.samples_path)
+    _write_rows(run.samples_path, rows, table.schema)
     (read,) = SOURCE.read([ReadRequest(run, None, None)], 1, None)
     assert len(read.items) == 0 and read.info["lines"] == 6 and read.info["items"] == 0
     assert [(p.path, p.kind, p.count, p.message) for p in read.problems] == [(
