@@ -184,6 +184,15 @@ class LoadedItem:
     doc_id: int | None = None
 
 
+def error_text(error: BaseException) -> str:
+    """What an error says; a reason given as bytes (ijson's C backend, which puts the file's bytes around the place
+    on the lines after its first) as the first line of its text rather than as b'...'."""
+    reason = error.args[0] if len(error.args) == 1 else None
+    if isinstance(reason, bytes):
+        return next(iter(reason.decode("utf-8", "replace").strip().splitlines()), "")
+    return str(error)
+
+
 def item_id(sample_id: int | str) -> int:
     """An item's id as int64 (a doc_id): an int id as it is, a string id by a stable hash, so 1 and "1" differ."""
     if isinstance(sample_id, int):

@@ -22,6 +22,7 @@ from postforget_lmeval.sources._base import (
     ReadRequest,
     RunRead,
     Source,
+    error_text,
     read_each,
     walk,
 )
@@ -38,7 +39,7 @@ def is_log(path: Path) -> bool:
         return False
     try:
         with open(path, "rb") as f:
-            head = f.read(64)
+            head = f.read(1024)  # room for a log re-indented deeply, before its first field's value
     except OSError:
         return False
     if path.suffix == ".eval":
@@ -74,7 +75,9 @@ class InspectSource(Source):
             except BadLog as e:
                 found.problems.append({"path": str(path), "problem": str(e)})
             except Exception as e:  # inspect_ai's reader raises many kinds for a foreign or broken file
-                found.problems.append({"path": str(path), "problem": f"is not a readable inspect_ai log: {e}"})
+                found.problems.append(
+                    {"path": str(path), "problem": f"is not a readable inspect_ai log: {error_text(e)}"}
+                )
         return found
 
     def read(self, requests: Sequence[ReadRequest], jobs: int, progress: Progress | None) -> list[RunRead]:

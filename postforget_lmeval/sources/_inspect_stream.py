@@ -22,9 +22,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import ijson
-from inspect_ai._util.constants import get_deserializing_context
+from inspect_ai._util.constants import LOG_SCHEMA_VERSION, get_deserializing_context
 from inspect_ai.log import EvalLog, EvalSample
 from pydantic import ValidationError
+
+from postforget_lmeval.sources._base import error_text
 
 SAMPLES_DIR = "samples/"
 _OPEN, _CLOSE = ("start_map", "start_array"), ("end_map", "end_array")
@@ -52,7 +54,8 @@ def _fields(events: Iterator[tuple[str, str, Any]], skip: set[str]) -> dict[str,
 
 def header(log: Any, path: str) -> EvalLog:
     """The log's header (no samples): inspect_ai's reader, else, for a ``.json`` log with its keys in another
-    order than inspect_ai writes them, the header fields read around the samples."""
+    order than inspect_ai writes them, the header fields read around the samples; a log format newer than the
+    installed inspect_ai reads raises as inspect_ai's reader does."""
     try:
         return log.read_eval_log(path, header_only=True)
     except ValueError as e:
@@ -60,7 +63,10 @@ def header(log: Any, path: str) -> EvalLog:
             raise
     with open(path, "rb") as f:
         values = _fields(ijson.parse(f, use_float=True), {"samples"})
-    return EvalLog.model_validate(values, context=get_deserializing_context())
+    found = EvalLog.model_validate(values, context=get_deserializing_context())
+    if found.version > LOG_SCHEMA_VERSION:
+        raise ValueError(f"Unable to read version {found.version} of log format.")
+    return found
 
 
 def _sample(data: dict[str, Any], skip: set[str]) -> EvalSample:
@@ -97,5 +103,5 @@ def cause(error: Exception) -> str:
         return shown + (f" (and {len(found) - 2} more)" if len(found) > 2 else "")
     kind = type(error)
     name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
-    text = next(iter(str(error).strip().splitlines()), "")
+    text = next(iter(error_text(error).strip().splitlines()), "")
     return f"{name}: {text}" if text else name

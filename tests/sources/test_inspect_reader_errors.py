@@ -125,6 +125,17 @@ def test_a_json_log_rewritten_with_sorted_keys_is_recognised_and_pairs_as_writte
     assert len(result.samples) == 14 and not [w for w in result.warnings if str(before) in w]
 
 
+@pytest.mark.parametrize("sort_keys", [False, True])
+def test_a_json_log_re_indented_deeply_is_still_recognised(tmp_path, sort_keys):
+    before = copy_side("before_json", tmp_path / "before")
+    for log in before.glob("*.json"):
+        log.write_text(json.dumps(json.loads(log.read_text()), sort_keys=sort_keys, indent=40))
+    assert sorted(r.task for r in SOURCE.find_runs(before).task_runs) == [
+        "mmlu_reasoning_letter:abstract_algebra_5_shots",
+        "synth_capitals",
+    ]
+
+
 def test_a_folder_without_logs_read_as_inspect_is_told_where_inspect_writes_them(tmp_path):
     for side in ("before", "after"):
         (tmp_path / side).mkdir()
@@ -181,7 +192,7 @@ def test_a_json_log_with_a_byte_that_is_not_utf8_in_a_sample_is_read_up_to_it_wi
     (warning,) = [w for w in result.warnings if w.startswith(f"before: {log}: cannot be read past")]
     assert warning.startswith(
         f"before: {log}: cannot be read past its first 5 sample(s) (ijson.common.IncompleteJSONError: "
-        "b'lexical error: invalid bytes in UTF8 string."
+        "lexical error: invalid bytes in UTF8 string.); the rest of task synth_capitals is not read"
     )
     assert warning.endswith("); the rest of task synth_capitals is not read")
 
@@ -232,8 +243,9 @@ def test_a_json_log_cut_short_counts_the_samples_before_the_cut_and_the_ones_mis
     cut, unreadable, incomplete = read.problems
     assert (cut.path, cut.kind, cut.count) == (str(log), "unreadable", 1)
     assert cut.message.startswith(
-        "cannot be read past its first 5 sample(s) (ijson.common.IncompleteJSONError: b'lexical error: invalid bytes "
-    ) and cut.message.endswith("); the rest of task synth_capitals is not read")
+        "cannot be read past its first 5 sample(s) (ijson.common.IncompleteJSONError: lexical error: invalid bytes "
+        "in UTF8 string.); the rest of task synth_capitals is not read"
+    )
     assert unreadable == Problem(str(log), "1 sample(s) of task synth_capitals cannot be read and are skipped: "
                                  f"samples[1]: {CHANGES['null score'][1]}", "malformed", 1)  # fmt: skip
     assert incomplete == Problem(str(log), "holds 5 of the 6 samples inspect_ai planned (status success)", "incomplete")
