@@ -264,10 +264,15 @@ def test_a_log_missing_samples_says_how_many_of_those_planned_it_holds(tmp_path)
     assert read.rows.columns["doc_id"] == [3, 4, 5]
 
 
-def test_reading_an_item_back_gives_an_epoch_a_cut_short_run_lacks_an_empty_reply(tmp_path):
-    before = copy_side("before_eval", tmp_path / "before")
-    log = next(before.glob(ALGEBRA_LOG))
+def _cut_short_algebra(tmp_path: Path) -> Path:
+    """The algebra log of a run cut short: samples aa-2 (epoch 1) and aa-4 (both epochs) never written."""
+    log = next(copy_side("before_eval", tmp_path / "before").glob(ALGEBRA_LOG))
     rewrite(log, {f"samples/aa-{i}.json": lambda _: None for i in ("2_epoch_1", "4_epoch_1", "4_epoch_2")})
+    return log
+
+
+def test_reading_an_item_back_gives_an_epoch_a_cut_short_run_lacks_an_empty_reply(tmp_path):
+    log = _cut_short_algebra(tmp_path)
     item = SOURCE.load_item(str(log), 1)
     assert item.responses == ["", "Let me think about each option in turn.\n\nANSWER: C"]
     assert (item.question, item.options, item.gold) == (
@@ -276,6 +281,10 @@ def test_reading_an_item_back_gives_an_epoch_a_cut_short_run_lacks_an_empty_repl
         "B",
     )
     assert SOURCE.load_item(str(log), 0).doc == {"id": "aa-1", "metadata": {}}
+
+
+def test_reading_back_an_item_no_epoch_logged_or_a_position_past_the_ids_names_the_sample_or_position(tmp_path):
+    log = _cut_short_algebra(tmp_path)
     with pytest.raises(IndexError) as e:
         SOURCE.load_item(str(log), 3)
     assert str(e.value) == f"no sample 'aa-4' in {log}"  # in sample_ids, in no epoch's member

@@ -521,7 +521,7 @@ def test_lighteval_rescoring_reproduces_lighteval_010_own_scores():
     assert len(changed) == 2 and set(changed["answer_before"]) <= {"A", "B", "C"}  # "Answer: X\nDone." read as X
 
 
-def test_lighteval_013_rescoring_reads_the_text_its_metric_saw(tmp_path):
+def test_rescoring_013_reads_the_text_its_metric_saw_and_changes_only_rows_the_010_rules_read_otherwise(tmp_path):
     """0.13 logs each generation twice: as the model wrote it and as its metric saw it (closed ``<think>`` blocks
     stripped). Rescoring reads the second, so a reply that only thought scores as no answer, as LightEval scored it."""
 
