@@ -19,7 +19,7 @@ import pytest
 from postforget_lmeval.sources import ReadRequest
 from postforget_lmeval.sources._inspect import SOURCE
 from tests.helpers import paths
-from tests.sources.inspect_logs import CAPITALS_LOG, copy_side
+from tests.sources.inspect_logs import CAPITALS_LOG, copy_side, task_run
 
 pytest.importorskip("inspect_ai.log", reason="the inspect extra is not installed")
 
@@ -50,7 +50,7 @@ def test_peak_memory_is_bounded_by_the_largest_sample_not_the_log(tmp_path):
     with zipfile.ZipFile(log) as archive:
         unpacked = sum(i.file_size for i in archive.infolist())
     assert log.stat().st_size < 2 << 20 and unpacked > N_SAMPLES * 2 * REPLY_BYTES  # small log, large unpacked
-    (run,) = [r for r in SOURCE.find_runs(folder).task_runs if r.task == "synth_capitals"]
+    run = task_run(folder)
     tracemalloc.start()
     try:
         (read,) = SOURCE.read([ReadRequest(run, None, None)], 1, None)

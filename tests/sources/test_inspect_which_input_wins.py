@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from postforget_lmeval.sources import ReadRequest
-from postforget_lmeval.sources._inspect import SOURCE
-from tests.sources.inspect_logs import CAPITALS_LOG, copy_side, edit_json, rewrite, task_run
+from tests.sources.inspect_logs import CAPITALS_LOG, copy_side, edit_json, read_task, rewrite, task_run
 
 pytest.importorskip("inspect_ai.log", reason="the inspect extra is not installed")
 
@@ -41,8 +39,7 @@ def test_a_run_with_neither_seed_logged_has_no_seed_and_says_where_it_looked(tmp
 
 def test_choice_wins_over_a_correct_incorrect_scorer_listed_before_it(tmp_path):
     folder = copy_side("before_eval", tmp_path / "before")
-    run = task_run(folder)
-    (logged,) = SOURCE.read([ReadRequest(run, None, None)], 1, None)
+    _, logged = read_task(folder)
 
     def disagree(sample: dict) -> None:
         choice = sample["scores"]["choice"]
@@ -50,7 +47,7 @@ def test_choice_wins_over_a_correct_incorrect_scorer_listed_before_it(tmp_path):
         sample["scores"] = {"exact": other, "choice": choice}
 
     rewrite(next(folder.glob(CAPITALS_LOG)), {f"samples/{i}_epoch_1.json": edit_json(disagree) for i in range(1, 7)})
-    (read,) = SOURCE.read([ReadRequest(task_run(folder), None, None)], 1, None)
+    _, read = read_task(folder)
     assert read.info["metric"] == "choice"
     assert read.rows.columns["correct"] == logged.rows.columns["correct"] == [1, 1, 1, 0, 1, 0]
 
@@ -75,5 +72,5 @@ def test_without_choice_the_first_scorer_whose_every_value_is_correct_incorrect_
         sample["scores"] = {"overlap": dict(choice, value=0.5), "exact": choice}
 
     rewrite(next(folder.glob(CAPITALS_LOG)), {f"samples/{i}_epoch_1.json": edit_json(renamed) for i in range(1, 7)})
-    (read,) = SOURCE.read([ReadRequest(task_run(folder), None, None)], 1, None)
+    _, read = read_task(folder)
     assert (read.info["metric"], read.rows.columns["correct"], read.problems) == ("exact", [1, 1, 1, 0, 1, 0], [])
