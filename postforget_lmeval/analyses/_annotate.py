@@ -177,14 +177,12 @@ def annotate(
                 "items_read_back": modes.attrs["loaded"],
                 "unreadable": modes.attrs["unreadable"],
             },
-            "drift": {
-                **(
-                    {"items": len(items), "at_risk_drop": drift.AT_RISK_DROP, "drift_share": drift.DRIFT_SHARE}
-                    if not items.empty
-                    else {"items": 0, "why": "no item logs option log-likelihoods on both sides (generative tasks)"}
-                ),
-                "left_out": items.attrs.get("left_out", 0),
-            },
+            "drift": (
+                {"items": len(items), "at_risk_drop": drift.AT_RISK_DROP, "drift_share": drift.DRIFT_SHARE}
+                if not items.empty
+                else {"items": 0, "why": "no item logs option log-likelihoods on both sides (generative tasks)"}
+            )
+            | {"left_out": items.attrs.get("left_out", 0)},
         }
     )
 

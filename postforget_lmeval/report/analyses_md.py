@@ -244,7 +244,8 @@ def _failure_modes(result: PairResult) -> list[str]:
 
 def _drift(result: PairResult) -> list[str]:
     lines = ["### Was it coming? Drift before the flip", ""]
-    left_out = result.summary.get("analyses", {}).get("drift", {}).get("left_out", 0)
+    drift = result.summary.get("analyses", {}).get("drift", {})
+    left_out = drift.get("left_out", 0)
     if left_out:
         lines += [
             f"{left_out} item(s) log option log-likelihoods on both sides but are left out of drift: the two sides "
@@ -263,7 +264,7 @@ def _drift(result: PairResult) -> list[str]:
             "",
         ]
     kept = items[items["transition"] == "1->1"]
-    risk = int((kept["dp_gold"] < -result.summary.get("analyses", {}).get("drift", {}).get("at_risk_drop", 0.2)).sum())
+    risk = int((kept["dp_gold"] < -drift.get("at_risk_drop", 0.2)).sum())
     labels = items["label"].value_counts()
     lines += [
         f"{len(items)} log-likelihood multiple-choice items. Retained (1→1): {len(kept)}, "
